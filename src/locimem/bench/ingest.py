@@ -1,0 +1,172 @@
+"""Ingest and open benchmarks: what a scan costs, beside the raw cost of writing its rows.
+
+The *floor* replays, into a copy of the same store, exactly the rows each measured scan wrote
+(its commit, observations, events and object upserts), in one transaction per scan with the
+same journal and sync settings. ``ratio`` = locimem's median scan time / the floor's median.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+import sqlite3
+import statistics
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from locimem.memory import ObjectMemory
+from locimem.model import Detection
+from locimem.progress import progress
+from locimem.store.sqlite import _OBJECT_COLUMNS, _UPSERT_OBJECT
+
+SPACING_M = 0.8  # objects sit on a lattice this far apart: distinct, but within drift range
+N_LABELS = 20
+SIZE = (0.1, 0.1, 0.1)
+
+
+@dataclass(frozen=True)
+class IngestFigures:
+    n_objects: int
+    durable: bool
+    scans: int
+    per_scan: int
+    median_ms: float
+    p99_ms: float
+    detections_per_s: float
+    floor_median_ms: float
+    ratio: float
+
+
+def _layout(n: int) -> tuple[list[tuple[float, float, float]], list[str]]:
+    side = int(n ** 0.5) + 1
+    positions = [((i % side) * SPACING_M, (i // side) * SPACING_M, 0.5 + (i % 3) * 0.5)
+                 for i in range(n)]
+    labels = [f"thing{i % N_LABELS}" for i in range(n)]
+    return positions, labels
+
+
+def _seed(path: Path, n: int, per_scan: int, durable: bool) -> float:
+    """Create ``n`` objects, ``per_scan`` per scan at 30 Hz; return the next scan time."""
+    positions, labels = _layout(n)
+    t = 0.0
+    with ObjectMemory.open(path, durable=durable) as mem:
+        starts = range(0, n, per_scan)
+        for s in progress(starts, label=f"  seeding {n} objects"):
+            mem.observe(t, [Detection(labels[i], 0.9, positions[i], SIZE)
+                            for i in range(s, min(n, s + per_scan))])
+            t += 1 / 30
+    return t
+
+
+def bench_ingest(n_objects: int, *, scans: int = 300, per_scan: int = 30, durable: bool = False,
+                 seed: int = 0, workdir: Path | None = None) -> IngestFigures:
+    """Time ``scans`` scans of ``per_scan`` detections of known objects (a robot looking at
+    one neighbourhood at a time, 30 Hz) in a store holding ``n_objects``."""
+    rng = random.Random(seed)
+    with tempfile.TemporaryDirectory(dir=workdir) as tmp:
+        path, floor_path = Path(tmp) / "bench.loci", Path(tmp) / "floor.loci"
+        t = _seed(path, n_objects, per_scan, durable)
+        shutil.copyfile(path, floor_path)
+        positions, labels = _layout(n_objects)
+        times: list[float] = []
+        with ObjectMemory.open(path, durable=durable) as mem:
+            first_commit = mem.store.counters()[2]
+            for _ in progress(range(scans), label=f"  ingesting ({n_objects} objects)"):
+                start = rng.randrange(max(1, n_objects - per_scan))
+                dets = [
+                    Detection(labels[i], 0.9,
+                              (positions[i][0] + rng.gauss(0, 0.01),
+                               positions[i][1] + rng.gauss(0, 0.01), positions[i][2]), SIZE)
+                    for i in range(start, min(n_objects, start + per_scan))
+                ]
+                t0 = time.perf_counter()
+                mem.observe(t, dets)
+                times.append(time.perf_counter() - t0)
+                t += 1 / 30
+        floor = _floor(path, floor_path, first_commit, durable)
+    times.sort()
+    median = statistics.median(times)
+    floor_median = statistics.median(floor)
+    return IngestFigures(
+        n_objects=n_objects, durable=durable, scans=scans, per_scan=per_scan,
+        median_ms=median * 1e3, p99_ms=times[min(len(times) - 1, int(0.99 * len(times)))] * 1e3,
+        detections_per_s=per_scan * len(times) / sum(times),
+        floor_median_ms=floor_median * 1e3, ratio=median / floor_median,
+    )
+
+
+def _floor(source: Path, target: Path, first_commit: int, durable: bool) -> list[float]:
+    """Append, per measured commit, the same rows locimem wrote, with plain executemany."""
+    src = sqlite3.connect(source)
+    commits = src.execute("SELECT * FROM commits WHERE id >= ? ORDER BY id",
+                          (first_commit,)).fetchall()
+    per_commit = []
+    for row in commits:
+        cid = row[0]
+        obs = src.execute("SELECT * FROM observations WHERE commit_id = ?", (cid,)).fetchall()
+        events = src.execute("SELECT * FROM events WHERE commit_id = ?", (cid,)).fetchall()
+        ids = sorted({o[5] for o in obs if o[5] is not None} | {e[5] for e in events})
+        objects = [src.execute(f"SELECT {_OBJECT_COLUMNS} FROM objects WHERE id = ?",
+                               (i,)).fetchone() for i in ids]
+        per_commit.append((row, obs, events, objects))
+    src.close()
+    dst = sqlite3.connect(target, isolation_level=None)
+    dst.execute("PRAGMA journal_mode=WAL")
+    dst.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
+    times = []
+    for row, obs, events, objects in per_commit:
+        t0 = time.perf_counter()
+        dst.execute("BEGIN IMMEDIATE")
+        dst.execute(f"INSERT INTO commits VALUES ({', '.join('?' * len(row))})", row)
+        if obs:
+            dst.executemany(f"INSERT INTO observations VALUES ({', '.join('?' * len(obs[0]))})",
+                            obs)
+        if events:
+            dst.executemany(f"INSERT INTO events VALUES ({', '.join('?' * len(events[0]))})",
+                            events)
+        if objects:
+            dst.executemany(_UPSERT_OBJECT, objects)
+        dst.execute("COMMIT")
+        times.append(time.perf_counter() - t0)
+    dst.close()
+    return times
+
+
+@dataclass(frozen=True)
+class OpenFigures:
+    n_observations: int
+    n_objects: int
+    file_mb: float
+    open_ms: float
+    rebuild_from_log_ms: float
+
+
+def bench_open(n_observations: int, *, n_objects: int = 10_000, per_scan: int = 30,
+               workdir: Path | None = None) -> OpenFigures:
+    """Build a store holding ``n_observations`` over ``n_objects``, then time opening it
+    (state from the materialised table) and a full rebuild from the log."""
+    positions, labels = _layout(n_objects)
+    rng = random.Random(1)
+    with tempfile.TemporaryDirectory(dir=workdir) as tmp:
+        path = Path(tmp) / "open.loci"
+        t = _seed(path, n_objects, per_scan, durable=False)
+        remaining = max(0, n_observations - n_objects)
+        with ObjectMemory.open(path, durable=False) as mem:
+            for _ in progress(range(0, remaining, per_scan), label="  filling the log"):
+                start = rng.randrange(max(1, n_objects - per_scan))
+                mem.observe(t, [Detection(labels[i], 0.9, positions[i], SIZE)
+                                for i in range(start, min(n_objects, start + per_scan))])
+                t += 1 / 30
+            n_obs = mem.store.count("observations", mem.scope)
+        t0 = time.perf_counter()
+        mem = ObjectMemory.open(path, read_only=True)
+        open_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        mem.rebuild_from_log()
+        rebuild_s = time.perf_counter() - t0
+        mem.close()
+        size_mb = path.stat().st_size / 1e6
+    return OpenFigures(n_observations=n_obs, n_objects=n_objects, file_mb=size_mb,
+                       open_ms=open_s * 1e3, rebuild_from_log_ms=rebuild_s * 1e3)

@@ -1,0 +1,267 @@
+"""The ``locimem`` command line. Every command has ``--help``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from locimem.errors import LocimemError
+from locimem.memory import ObjectMemory
+from locimem.model import Event, EventKind, ObjectStatus
+
+EPILOG = """examples:
+  locimem demo                       play the kitchen timeline against a real store file
+  locimem inspect home.loci          what a store holds, per scope
+  locimem events home.loci --kind MOVED --since 60
+  locimem recall home.loci cup       what the memory knows about the cup
+  locimem bench                      ingest and open-time figures
+"""
+
+
+def _place(c: Sequence[float]) -> str:
+    return f"({c[0]:.2f}, {c[1]:.2f}, {c[2]:.2f})"
+
+
+def format_event(ev: Event) -> str:
+    """One readable line for an event."""
+    d = ev.data
+    head = f"{ev.kind.value:<13} #{ev.object_id} {ev.label}"
+    if ev.kind is EventKind.APPEARED:
+        return f"{head} at {_place(d['center'])}"
+    if ev.kind is EventKind.PROMOTED:
+        return f"{head} after {d['n_detections']} detections: now published"
+    if ev.kind is EventKind.LABEL_CHANGED:
+        return f"{head}: vote moved from {d['from']!r} to {d['to']!r}"
+    if ev.kind is EventKind.MOVED:
+        return f"{head} {_place(d['from'])} -> {_place(d['to'])} ({d['distance_m']:.2f} m)"
+    if ev.kind is EventKind.LOST:
+        return f"{head}: unseen since t={d['last_seen']:.1f} s (confidence {d['confidence']:.2f})"
+    if ev.kind is EventKind.REACQUIRED:
+        return f"{head}: seen again after {d['gap_s']:.1f} s"
+    return f"{head} {json.dumps(d, sort_keys=True)}"
+
+
+# -- commands ----------------------------------------------------------------------------------
+def cmd_demo(args: argparse.Namespace) -> int:
+    from locimem.sim.kitchen import RECALL_T, RESTART_T, kitchen_timeline
+
+    tmp = None
+    if args.store:
+        path = Path(args.store)
+        if path.exists():
+            print(f"error: {path} exists; the demo writes a fresh store (pick a new path)",
+                  file=sys.stderr)
+            return 2
+    else:
+        tmp = tempfile.mkdtemp(prefix="locimem-demo-")
+        path = Path(tmp) / "kitchen.loci"
+    out = sys.stdout
+    out.write(f"locimem demo: the kitchen timeline, written to {path}\n\n")
+    checkpoints = {14.0, 20.0, 24.0}
+    with ObjectMemory.open(path, scope="kitchen") as mem:
+        for scan in kitchen_timeline():
+            result = mem.observe(scan.t, scan.detections)
+            lines = [format_event(e) for e in result.events]
+            if scan.t in checkpoints:
+                for obj in mem.objects():
+                    lines.append(f"belief #{obj.id} {obj.label}: confidence "
+                                 f"{obj.confidence:.2f} ({obj.status.value})")
+            if scan.t == 31.0:
+                obj = mem.objects()[0]
+                votes = ", ".join(f"{k} {v:.1f}" for k, v in obj.label_votes.items())
+                lines.append(f"votes #{obj.id}: {votes}: still a {obj.label!r}, same id")
+            if scan.note or lines:
+                head = f"  t={scan.t:6.1f} s  "
+                if scan.note:
+                    out.write(f"{head}{scan.note}\n")
+                    head = " " * len(head)
+                for line in lines:
+                    out.write(f"{head}{line}\n")
+                    head = " " * len(head)
+            if scan.t == 60.0:
+                old = [o.id for o in mem.objects() if o.distance_to((0.4, 0.1, 0.9)) < 0.3]
+                out.write(f"              objects within 0.3 m of the old place: {old or 'none'}\n")
+        published = [f"#{o.id} {o.label}" for o in mem.tracked()]
+        out.write(f"\n  t={RESTART_T:6.1f} s  the process stops (published: "
+                  f"{published or 'nothing'}; {len(mem.objects())} object(s) remembered)\n")
+    out.write(f"  t={RECALL_T:6.1f} s  a new process opens the store and is asked: "
+              "recall('cup')\n")
+    out.flush()
+    proc = subprocess.run(
+        [sys.executable, "-m", "locimem", "recall", str(path), "cup", "--scope", "kitchen"],
+        capture_output=True, text=True, check=False,
+    )
+    for line in proc.stdout.splitlines():
+        out.write(f"              {line}\n")
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stderr)
+        return proc.returncode
+    if tmp is not None and not args.keep:
+        import shutil
+
+        shutil.rmtree(tmp, ignore_errors=True)
+        out.write("\n(store removed; pass --keep or --store PATH to keep it)\n")
+    else:
+        out.write(f"\nstore kept at {path}: try `locimem inspect {path}`\n")
+    return 0
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    with ObjectMemory.open(args.store, scope=args.scope or "default", read_only=True) as mem:
+        store = mem.store
+        scopes = [args.scope] if args.scope else store.scopes()
+        report: dict[str, Any] = {"store": store.path, "scopes": {}}
+        for scope in scopes:
+            with ObjectMemory.open(args.store, scope=scope, read_only=True) as m:
+                by_status = {s.value: 0 for s in ObjectStatus}
+                for obj in m.objects():
+                    by_status[obj.status.value] += 1
+                n_obs = m.store.count("observations", scope)
+                n_rej = len(m.rejected())
+                report["scopes"][scope] = {
+                    "latest_scan_t": m.now,
+                    "commits": m.store.count("commits", scope),
+                    "observations": n_obs,
+                    "rejected": n_rej,
+                    "events": m.store.count("events", scope),
+                    "objects": by_status,
+                    "published": [
+                        {"id": o.id, "label": o.label, "center": [round(x, 3) for x in o.center],
+                         "confidence": round(o.confidence, 3)}
+                        for o in m.tracked()
+                    ],
+                }
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    print(f"store {report['store']}")
+    if not report["scopes"]:
+        print("  (empty: no scans yet)")
+    for scope, r in report["scopes"].items():
+        objs = ", ".join(f"{k} {v}" for k, v in r["objects"].items())
+        print(f"scope {scope!r}: latest scan t={r['latest_scan_t']}, {r['commits']} commits, "
+              f"{r['observations']} observations ({r['rejected']} rejected), "
+              f"{r['events']} events")
+        print(f"  objects: {objs}")
+        for o in r["published"]:
+            print(f"  published #{o['id']} {o['label']} at {_place(o['center'])} "
+                  f"confidence {o['confidence']:.2f}")
+    return 0
+
+
+def cmd_events(args: argparse.Namespace) -> int:
+    with ObjectMemory.open(args.store, scope=args.scope or "default", read_only=True) as mem:
+        events = mem.events(kind=args.kind, label=args.label, since=args.since,
+                            object_id=args.object, limit=args.limit)
+    if args.json:
+        for ev in events:
+            print(json.dumps({"seq": ev.seq, "t": ev.t, "kind": ev.kind.value,
+                              "object_id": ev.object_id, "label": ev.label, "data": ev.data},
+                             sort_keys=True))
+        return 0
+    for ev in events:
+        print(f"t={ev.t:9.2f} s  {format_event(ev)}")
+    if not events:
+        print("no events match")
+    return 0
+
+
+def cmd_recall(args: argparse.Namespace) -> int:
+    with ObjectMemory.open(args.store, scope=args.scope or "default", read_only=True) as mem:
+        r = mem.recall(args.name)
+    if args.json:
+        print(json.dumps({
+            "query": r.query, "found": r.found, "text": r.text, "object_id": r.object_id,
+            "label": r.label, "status": None if r.status is None else r.status.value,
+            "center": r.center, "last_seen": r.last_seen, "confidence": r.confidence,
+            "lost_at": r.lost_at, "others": list(r.others),
+        }, indent=2))
+    else:
+        print(r.text)
+    return 0 if r.found else 1
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from locimem.bench import run_ingest_suite
+
+    sizes = [int(s) for s in args.objects.split(",")]
+    run_ingest_suite(sizes, args.scans, args.open_observations, sys.stdout)
+    return 0
+
+
+# -- parser ------------------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="locimem",
+        description="A persistent object memory for robots: stable identities, voted labels, "
+                    "decaying belief, and an append-only record that survives restarts.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    from locimem import __version__
+
+    parser.add_argument("--version", action="version", version=f"locimem {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    p = sub.add_parser("demo", help="play the kitchen timeline (see, occlude, move, remove, "
+                       "restart, recall) against a real store file")
+    p.add_argument("--store", help="write the demo store here (a new path) instead of a "
+                   "temporary directory")
+    p.add_argument("--keep", action="store_true", help="keep the temporary store afterwards")
+    p.set_defaults(func=cmd_demo)
+
+    def store_command(name: str, help_: str) -> argparse.ArgumentParser:
+        q = sub.add_parser(name, help=help_)
+        q.add_argument("store", metavar="STORE", help="path of a locimem store file")
+        q.add_argument("--scope", help="the scope to read (default: 'default'; inspect: all)")
+        q.add_argument("--json", action="store_true", help="print JSON instead of text")
+        return q
+
+    p = store_command("inspect", "summarise a store: scopes, record counts, objects by status")
+    p.set_defaults(func=cmd_inspect)
+
+    p = store_command("events", "list lifecycle events, oldest first")
+    p.add_argument("--kind", action="append", type=str.upper,
+                   choices=[k.value for k in EventKind], help="only this kind (repeatable)")
+    p.add_argument("--label", help="only events of objects voted this label")
+    p.add_argument("--since", type=float, help="only events at or after this time (s)")
+    p.add_argument("--object", type=int, help="only this object id")
+    p.add_argument("--limit", type=int, help="at most this many")
+    p.set_defaults(func=cmd_events)
+
+    p = store_command("recall", "say what the memory knows about a named thing "
+                      "(exit status 1 if nothing by that name is remembered)")
+    p.add_argument("name", metavar="NAME", help="what to recall, e.g. cup")
+    p.set_defaults(func=cmd_recall)
+
+    p = sub.add_parser("bench", help="measure ingest (1k and 10k objects, 30 detections a scan) "
+                       "beside the raw SQLite append floor, and open time")
+    p.add_argument("--objects", default="1000,10000",
+                   help="comma-separated store sizes (default: 1000,10000)")
+    p.add_argument("--scans", type=int, default=300, help="measured scans per size (300)")
+    p.add_argument("--open-observations", type=int, default=1_000_000,
+                   help="observations in the open-time store (default 1000000; 0 skips it)")
+    p.set_defaults(func=cmd_bench)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except LocimemError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # e.g. `locimem events STORE | head`
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

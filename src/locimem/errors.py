@@ -1,0 +1,63 @@
+"""One exception family for everything locimem raises on purpose.
+
+Catch :class:`LocimemError` to handle them all; the subclasses say what went wrong.
+Every error raised at a public boundary is raised *before* anything is written.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "InvalidInput",
+    "LocimemError",
+    "NotAStore",
+    "NotFound",
+    "ReadOnly",
+    "SchemaVersionError",
+    "ScopeError",
+    "StoreClosed",
+    "StoreLocked",
+    "ToolError",
+]
+
+
+class LocimemError(Exception):
+    """Base of every error locimem raises on purpose."""
+
+
+class InvalidInput(LocimemError, ValueError):
+    """An argument or a detection failed validation; nothing was written."""
+
+
+class NotFound(LocimemError, LookupError):
+    """An object id (or other key) is not known in this store and scope."""
+
+    def __str__(self) -> str:  # LookupError would repr() the message; keep it plain
+        return str(self.args[0]) if self.args else ""
+
+
+class NotAStore(LocimemError):
+    """The file exists but is not a locimem store."""
+
+
+class SchemaVersionError(LocimemError):
+    """The store was written by a newer (or unknown) schema version."""
+
+
+class StoreLocked(LocimemError):
+    """Another process holds the single-writer lock on this store."""
+
+
+class StoreClosed(LocimemError):
+    """The memory was closed; open it again to keep using it."""
+
+
+class ReadOnly(LocimemError):
+    """A mutator was called on a memory opened with ``read_only=True``."""
+
+
+class ScopeError(LocimemError):
+    """A scope name is invalid, or a request crosses scopes."""
+
+
+class ToolError(LocimemError):
+    """An agent tool call failed; the message is safe to show a language model."""

@@ -1,0 +1,1 @@
+"""Spatial indexes: caches over object positions, rebuildable at any time."""

@@ -1,0 +1,188 @@
+"""A uniform hash grid over 3D points: the spatial index behind matching and spatial queries.
+
+It is a cache — rebuildable from the objects at any time, never the source of truth. Updates
+and radius queries touch only the cells near the point, so their cost does not grow with the
+number of objects held (for a bounded local density).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Callable, Iterator
+
+Vec3 = tuple[float, float, float]
+Cell = tuple[int, int, int]
+
+
+class SpatialGrid:
+    """Points keyed by an integer id, bucketed in cubic cells of ``cell_m`` metres."""
+
+    __slots__ = ("_cells", "_inv", "_points", "cell_m")
+
+    def __init__(self, cell_m: float = 1.0) -> None:
+        if not cell_m > 0:
+            raise ValueError(f"cell_m must be > 0, got {cell_m}")
+        self.cell_m = float(cell_m)
+        self._inv = 1.0 / self.cell_m
+        self._cells: dict[Cell, set[int]] = {}
+        self._points: dict[int, Vec3] = {}
+
+    def __len__(self) -> int:
+        return len(self._points)
+
+    def __contains__(self, key: int) -> bool:
+        return key in self._points
+
+    def _cell(self, p: Vec3) -> Cell:
+        inv = self._inv
+        return (math.floor(p[0] * inv), math.floor(p[1] * inv), math.floor(p[2] * inv))
+
+    def position(self, key: int) -> Vec3:
+        return self._points[key]
+
+    def items(self) -> Iterator[tuple[int, Vec3]]:
+        return iter(self._points.items())
+
+    def set(self, key: int, p: Vec3) -> None:
+        """Insert ``key`` at ``p``, or move it there."""
+        old = self._points.get(key)
+        new_cell = self._cell(p)
+        if old is not None:
+            old_cell = self._cell(old)
+            if old_cell != new_cell:
+                bucket = self._cells[old_cell]
+                bucket.discard(key)
+                if not bucket:
+                    del self._cells[old_cell]
+                self._cells.setdefault(new_cell, set()).add(key)
+        else:
+            self._cells.setdefault(new_cell, set()).add(key)
+        self._points[key] = p
+
+    def remove(self, key: int) -> None:
+        p = self._points.pop(key, None)
+        if p is None:
+            return
+        cell = self._cell(p)
+        bucket = self._cells[cell]
+        bucket.discard(key)
+        if not bucket:
+            del self._cells[cell]
+
+    def _cells_in_box(self, lo: Vec3, hi: Vec3) -> Iterator[set[int]]:
+        c0, c1 = self._cell(lo), self._cell(hi)
+        span = (c1[0] - c0[0] + 1) * (c1[1] - c0[1] + 1) * (c1[2] - c0[2] + 1)
+        if span > len(self._cells):  # sparse: walking the occupied cells is cheaper
+            for cell, bucket in self._cells.items():
+                if all(c0[i] <= cell[i] <= c1[i] for i in range(3)):
+                    yield bucket
+            return
+        cells = self._cells
+        for i in range(c0[0], c1[0] + 1):
+            for j in range(c0[1], c1[1] + 1):
+                for k in range(c0[2], c1[2] + 1):
+                    bucket = cells.get((i, j, k))
+                    if bucket:
+                        yield bucket
+
+    def near(self, p: Vec3, radius: float) -> list[tuple[float, int]]:
+        """``(distance, key)`` for every point within ``radius`` of ``p``, nearest first
+        (ties broken by key)."""
+        inv, r = self._inv, radius
+        x0, x1 = math.floor((p[0] - r) * inv), math.floor((p[0] + r) * inv)
+        y0, y1 = math.floor((p[1] - r) * inv), math.floor((p[1] + r) * inv)
+        z0, z1 = math.floor((p[2] - r) * inv), math.floor((p[2] + r) * inv)
+        points, cells, dist = self._points, self._cells, math.dist
+        out = []
+        if (x1 - x0 + 1) * (y1 - y0 + 1) * (z1 - z0 + 1) > len(cells):
+            lo, hi = (p[0] - r, p[1] - r, p[2] - r), (p[0] + r, p[1] + r, p[2] + r)
+            for bucket in self._cells_in_box(lo, hi):
+                for key in bucket:
+                    d = dist(points[key], p)
+                    if d <= r:
+                        out.append((d, key))
+        else:
+            get = cells.get
+            zs = range(z0, z1 + 1)
+            for i in range(x0, x1 + 1):
+                for j in range(y0, y1 + 1):
+                    for k in zs:
+                        bucket = get((i, j, k))
+                        if bucket:
+                            for key in bucket:
+                                d = dist(points[key], p)
+                                if d <= r:
+                                    out.append((d, key))
+        out.sort()
+        return out
+
+    def within_box(self, lo: Vec3, hi: Vec3) -> list[int]:
+        """Keys of points inside the axis-aligned box [lo, hi] (inclusive), sorted."""
+        points = self._points
+        out = []
+        for bucket in self._cells_in_box(lo, hi):
+            for key in bucket:
+                q = points[key]
+                if lo[0] <= q[0] <= hi[0] and lo[1] <= q[1] <= hi[1] and lo[2] <= q[2] <= hi[2]:
+                    out.append(key)
+        out.sort()
+        return out
+
+    def nearest(
+        self, p: Vec3, k: int, accept: Callable[[int], bool] | None = None
+    ) -> list[tuple[float, int]]:
+        """The ``k`` nearest ``(distance, key)`` pairs (optionally only keys ``accept`` admits),
+        searching outward ring by ring of cells."""
+        if k <= 0 or not self._points:
+            return []
+        c = self._cell(p)
+        best: list[tuple[float, int]] = []  # max-heap by negated distance
+        points, cells = self._points, self._cells
+        ring = 0
+        while True:
+            if (2 * ring + 1) ** 3 > 2 * len(cells):  # the rings now cover more than exists
+                return self._nearest_scan(p, k, accept)
+            for cell in _ring(c, ring):
+                bucket = cells.get(cell)
+                if not bucket:
+                    continue
+                for key in bucket:
+                    if accept is not None and not accept(key):
+                        continue
+                    item = (-math.dist(points[key], p), -key)
+                    if len(best) < k:
+                        heapq.heappush(best, item)
+                    elif item > best[0]:
+                        heapq.heapreplace(best, item)
+            # every point outside rings 0..ring is at least ring * cell_m away
+            if len(best) == k and -best[0][0] <= ring * self.cell_m:
+                break
+            ring += 1
+        return sorted((-d, -key) for d, key in best)
+
+    def _nearest_scan(
+        self, p: Vec3, k: int, accept: Callable[[int], bool] | None
+    ) -> list[tuple[float, int]]:
+        pairs = (
+            (math.dist(q, p), key)
+            for key, q in self._points.items()
+            if accept is None or accept(key)
+        )
+        return heapq.nsmallest(k, pairs)
+
+
+def _ring(c: Cell, r: int) -> Iterator[Cell]:
+    """The cells at Chebyshev distance exactly ``r`` from ``c``."""
+    if r == 0:
+        yield c
+        return
+    x0, y0, z0 = c
+    for i in range(-r, r + 1):
+        for j in range(-r, r + 1):
+            if abs(i) == r or abs(j) == r:
+                for k in range(-r, r + 1):
+                    yield (x0 + i, y0 + j, z0 + k)
+            else:
+                yield (x0 + i, y0 + j, z0 - r)
+                yield (x0 + i, y0 + j, z0 + r)

@@ -1,0 +1,291 @@
+"""The plain data that crosses locimem's boundaries.
+
+Frames and units: every position is in one *map frame*, metres, z up; sizes are box extents in
+metres along the box axes; quaternions are (w, x, y, z). Times are seconds on the caller's clock
+(``t`` of each scan) — locimem never reads the wall clock for what it believes.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from locimem.check import (
+    check_feature,
+    check_label,
+    check_positive,
+    check_quaternion,
+    check_size,
+    check_track_id,
+    check_unit_interval,
+    check_vec,
+)
+from locimem.errors import InvalidInput
+
+Vec3 = tuple[float, float, float]
+Quat = tuple[float, float, float, float]
+
+
+class EventKind(str, enum.Enum):
+    """What an event says happened to an object."""
+
+    APPEARED = "APPEARED"  # a new identity was created from a detection
+    PROMOTED = "PROMOTED"  # enough detections: the object may now be published
+    LABEL_CHANGED = "LABEL_CHANGED"  # the voted label changed
+    MOVED = "MOVED"  # the object's settled place changed by more than the tight radius
+    LOST = "LOST"  # belief fell below the lost line
+    REACQUIRED = "REACQUIRED"  # a lost object was seen again and kept its identity
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class ObjectStatus(str, enum.Enum):
+    """The band an object's belief is in.
+
+    ``confirmed``: promoted and confidence >= ``publish_min`` (it is in :meth:`tracked`).
+    ``tentative``: kept and still matchable (not yet promoted, or its confidence has faded).
+    ``lost``: belief fell below ``lost_below``; remembered, and re-acquirable for a while.
+    """
+
+    CONFIRMED = "confirmed"
+    TENTATIVE = "tentative"
+    LOST = "lost"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True, slots=True)
+class Detection:
+    """One 3D detection from perception.
+
+    Args:
+        label: class name from the detector (case and spacing are normalised).
+        confidence: detector score in [0, 1].
+        center: box centre (x, y, z), metres, map frame.
+        size: box extents (dx, dy, dz), metres, each >= 0.
+        feature: optional appearance embedding (1-D); every detection in a store uses one width.
+        track_id: optional short-term perception track id (int or str).
+        orientation: optional box orientation, unit quaternion (w, x, y, z), map frame.
+
+    A ROS ``vision_msgs/Detection3D`` maps onto it without loss: ``results[0].hypothesis``
+    gives label and confidence, ``bbox.center`` gives centre and orientation, ``bbox.size``
+    the size, and ``id`` the track id.
+    """
+
+    label: str
+    confidence: float
+    center: Vec3
+    size: Vec3
+    feature: np.ndarray | None = None
+    track_id: str | None = None
+    orientation: Quat | None = None
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "label", check_label(self.label))
+        set_(self, "confidence", check_unit_interval(self.confidence, "confidence"))
+        set_(self, "center", check_vec(self.center, "center", 3))
+        set_(self, "size", check_size(self.size, "size"))
+        if self.feature is not None:
+            set_(self, "feature", check_feature(self.feature))
+        set_(self, "track_id", check_track_id(self.track_id))
+        if self.orientation is not None:
+            set_(self, "orientation", check_quaternion(self.orientation))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Detection):
+            return NotImplemented
+        same_feature = (self.feature is None and other.feature is None) or (
+            self.feature is not None
+            and other.feature is not None
+            and np.array_equal(self.feature, other.feature)
+        )
+        return same_feature and (
+            self.label,
+            self.confidence,
+            self.center,
+            self.size,
+            self.track_id,
+            self.orientation,
+        ) == (other.label, other.confidence, other.center, other.size, other.track_id,
+              other.orientation)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+@dataclass(frozen=True, slots=True)
+class Camera:
+    """Where the camera was and what it could see during a scan.
+
+    Args:
+        position: camera origin (x, y, z), metres, map frame.
+        quaternion: (w, x, y, z) rotating the camera body frame into the map frame. Body frame
+            follows ROS REP 103: x forward (the optical axis), y left, z up.
+        fov_deg: horizontal field of view in degrees, in (0, 180).
+        range_m: how far the detector is trusted to see, metres, > 0.
+        vfov_deg: vertical field of view in degrees, in (0, 180).
+        depth: optional (h, w) array of forward distances (metres, along pinhole rays), top row
+            first, left column first; non-finite or <= 0 means "no reading".
+    """
+
+    position: Vec3
+    quaternion: Quat
+    fov_deg: float
+    range_m: float
+    vfov_deg: float = 60.0
+    depth: np.ndarray | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "position", check_vec(self.position, "camera.position", 3))
+        set_(self, "quaternion", check_quaternion(self.quaternion, "camera.quaternion"))
+        for name in ("fov_deg", "vfov_deg"):
+            value = check_positive(getattr(self, name), f"camera.{name}")
+            if value >= 180.0:
+                raise InvalidInput(f"camera.{name} must be < 180 degrees, got {value}")
+            set_(self, name, value)
+        set_(self, "range_m", check_positive(self.range_m, "camera.range_m"))
+        if self.depth is not None:
+            depth = np.asarray(self.depth, dtype=np.float32)
+            if depth.ndim != 2 or min(depth.shape) < 1:
+                raise InvalidInput(f"camera.depth must be a (h, w) array, got shape {depth.shape}")
+            depth = depth.copy()
+            depth.setflags(write=False)
+            set_(self, "depth", depth)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (the depth image is summarised by its shape, not stored)."""
+        out: dict[str, Any] = {
+            "position": list(self.position),
+            "quaternion": list(self.quaternion),
+            "fov_deg": self.fov_deg,
+            "range_m": self.range_m,
+            "vfov_deg": self.vfov_deg,
+        }
+        if self.depth is not None:
+            out["depth_shape"] = list(self.depth.shape)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class TrackedObject:
+    """A read-only view of one remembered object at the memory's current time."""
+
+    id: int
+    label: str
+    center: Vec3
+    size: Vec3
+    confidence: float
+    status: ObjectStatus
+    first_seen: float
+    last_seen: float
+    n_detections: int
+    label_votes: dict[str, float]
+    track_id: str | None = None
+    orientation: Quat | None = None
+    lost_at: float | None = None
+
+    def distance_to(self, point: Vec3) -> float:
+        """Euclidean distance in metres from the object's centre to ``point``."""
+        return math.dist(self.center, point)
+
+
+@dataclass(slots=True)  # not frozen: frozen init costs ~3 us a record on the hot path
+class Observation:
+    """One detection as recorded: the evidence stream.
+
+    ``object_id`` is the object it was given to (None when rejected, with ``rejected`` giving
+    the reason); ``tier`` says how it was matched: ``new``, ``track``, ``tight``, ``drift`` or
+    ``reacquire``. ``weight`` is the step the object's centre and size took toward this
+    sighting (1 = jump to it), so replay needs no tracker config. Records are read-only by
+    contract: the store never rewrites them, and neither should you.
+    """
+
+    seq: int
+    commit: int
+    t: float
+    index: int
+    label: str
+    confidence: float
+    center: Vec3
+    size: Vec3
+    object_id: int | None
+    tier: str | None
+    weight: float = 1.0
+    rejected: str | None = None
+    track_id: str | None = None
+    orientation: Quat | None = None
+    feature: np.ndarray | None = field(default=None, compare=False)
+
+
+@dataclass(slots=True)
+class Event:
+    """One lifecycle event: the story stream. ``data`` carries the state it changed."""
+
+    seq: int
+    commit: int
+    t: float
+    kind: EventKind
+    object_id: int
+    label: str
+    data: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Commit:
+    """One atomic append: a scan (or, later, a correction). Record time lives here.
+
+    ``t`` is valid (world) time; ``recorded_at`` is when the store wrote it (wall clock, kept
+    for audit only — nothing the memory believes depends on it).
+    """
+
+    id: int
+    kind: str
+    t: float
+    recorded_at: float
+    actor: str
+    reason: str | None
+    n_detections: int
+    camera: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ScanResult:
+    """What one :meth:`ObjectMemory.observe` call did.
+
+    ``assignments[i]`` is the object id given to detection ``i`` (None if it was rejected);
+    ``events`` are the lifecycle events the scan produced, in order.
+    """
+
+    commit: int
+    t: float
+    assignments: tuple[int | None, ...]
+    events: tuple[Event, ...]
+    rejected: dict[int, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class RecallResult:
+    """The answer to ``recall(name)``: what the memory knows about the named thing.
+
+    ``found`` is False when nothing by that name was ever remembered (then ``text`` says so and
+    the other fields are None). ``others`` lists further ids that also answer to the name.
+    """
+
+    query: str
+    found: bool
+    text: str
+    object_id: int | None = None
+    label: str | None = None
+    status: ObjectStatus | None = None
+    center: Vec3 | None = None
+    last_seen: float | None = None
+    confidence: float | None = None
+    lost_at: float | None = None
+    others: tuple[int, ...] = ()

@@ -1,0 +1,107 @@
+"""``recall(name)``: what the memory knows about a named thing, in one honest sentence."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from locimem.config import TrackerConfig
+from locimem.model import ObjectStatus, RecallResult
+from locimem.query.views import status_of
+from locimem.tracker.state import ObjectState
+
+_ARTICLES = {"the", "a", "an", "my", "our", "your", "this", "that"}
+_RANK = {ObjectStatus.CONFIRMED: 0, ObjectStatus.TENTATIVE: 1, ObjectStatus.LOST: 2}
+
+
+def name_words(name: str) -> tuple[str, ...]:
+    """Lower-case words of a name, without leading articles ("the cup" -> ("cup",))."""
+    words = re.findall(r"[a-z0-9]+", name.lower())
+    while words and words[0] in _ARTICLES:
+        words.pop(0)
+    return tuple(words)
+
+
+def label_matches(words: tuple[str, ...], label: str) -> bool:
+    """True when ``words`` occur as whole, consecutive words of ``label`` ("cup" matches
+    "coffee cup", never "cupboard")."""
+    if not words:
+        return False
+    label_words = re.findall(r"[a-z0-9]+", label.lower())
+    n = len(words)
+    return any(tuple(label_words[i:i + n]) == words for i in range(len(label_words) - n + 1))
+
+
+def _candidates(words: tuple[str, ...], objects: Iterable[ObjectState]) -> list[ObjectState]:
+    objects = list(objects)
+    by_vote = [o for o in objects if label_matches(words, o.label)]
+    if by_vote:
+        return by_vote
+    # Nothing *voted* that name: fall back to objects that were ever seen under it.
+    return [o for o in objects if any(label_matches(words, lab) for lab in o.label_mass)]
+
+
+def recall(name: str, objects: Iterable[ObjectState], now: float | None,
+           config: TrackerConfig) -> RecallResult:
+    """Find the object best answering to ``name`` and say plainly what is known of it.
+
+    Preference: confirmed over tentative over lost, then the most recently seen, then the
+    lowest id. ``now`` is the time of the latest scan (None for an empty memory).
+    """
+    words = name_words(name)
+    if not words:
+        return RecallResult(query=name, found=False, text="Ask for something by name.")
+    found = _candidates(words, objects)
+    if not found and words[-1].endswith("s") and len(words[-1]) > 2:  # "cups" -> "cup"
+        words = (*words[:-1], words[-1][:-1])
+        found = _candidates(words, objects)
+    if not found or now is None:
+        return RecallResult(query=name, found=False,
+                            text=f"I have no memory of anything called {' '.join(words)!r}.")
+    ranked = sorted(
+        found, key=lambda o: (_RANK[status_of(o, now, config)], -o.last_seen, o.id)
+    )
+    best = ranked[0]
+    status = status_of(best, now, config)
+    conf = best.confidence(now, config.tau_s)
+    return RecallResult(
+        query=name,
+        found=True,
+        text=describe_recall(best, status, now),
+        object_id=best.id,
+        label=best.label,
+        status=status,
+        center=best.center,
+        last_seen=best.last_seen,
+        confidence=conf,
+        lost_at=best.lost_at,
+        others=tuple(o.id for o in ranked[1:]),
+    )
+
+
+def _place(c: tuple[float, float, float]) -> str:
+    return f"({c[0]:.2f}, {c[1]:.2f}, {c[2]:.2f})"
+
+
+def _ago(seconds: float) -> str:
+    if seconds < 1.0:
+        return "just now"
+    if seconds < 120:
+        return f"{seconds:.0f} s ago"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min ago"
+    return f"{seconds / 3600:.1f} h ago"
+
+
+def describe_recall(obj: ObjectState, status: ObjectStatus, now: float) -> str:
+    """One sentence whose certainty matches the belief: present tense only when confirmed."""
+    name = f"the {obj.label} (#{obj.id})"
+    seen = f"last seen {_ago(now - obj.last_seen)} (t={obj.last_seen:.1f} s)"
+    if status is ObjectStatus.CONFIRMED:
+        return f"{name.capitalize()} is at {_place(obj.center)}; {seen}."
+    if status is ObjectStatus.TENTATIVE:
+        return (f"{name.capitalize()} was {seen} at {_place(obj.center)}; "
+                "I have not seen it since, so it may have moved.")
+    lost_at = obj.lost_at if obj.lost_at is not None else now
+    return (f"{name.capitalize()} is lost: {seen} at {_place(obj.center)} and not seen since; "
+            f"I gave it up at t={lost_at:.1f} s.")

@@ -1,0 +1,36 @@
+"""Reading an object's belief at a time: its status band and its public view."""
+
+from __future__ import annotations
+
+from locimem.config import TrackerConfig
+from locimem.model import ObjectStatus, TrackedObject
+from locimem.tracker.state import ObjectState
+
+
+def status_of(obj: ObjectState, now: float, config: TrackerConfig) -> ObjectStatus:
+    """``lost`` once a LOST event was applied; ``confirmed`` when promoted and confident
+    enough to publish; ``tentative`` otherwise (kept, and still matchable)."""
+    if obj.lost:
+        return ObjectStatus.LOST
+    if obj.promoted and obj.confidence(now, config.tau_s) >= config.publish_min:
+        return ObjectStatus.CONFIRMED
+    return ObjectStatus.TENTATIVE
+
+
+def view(obj: ObjectState, now: float, config: TrackerConfig) -> TrackedObject:
+    """The read-only public view of ``obj`` as believed at time ``now``."""
+    return TrackedObject(
+        id=obj.id,
+        label=obj.label,
+        center=obj.center,
+        size=obj.size,
+        confidence=obj.confidence(now, config.tau_s),
+        status=status_of(obj, now, config),
+        first_seen=obj.first_seen,
+        last_seen=obj.last_seen,
+        n_detections=obj.n_detections,
+        label_votes=dict(sorted(obj.label_mass.items(), key=lambda kv: (-kv[1], kv[0]))),
+        track_id=obj.track_id,
+        orientation=obj.orientation,
+        lost_at=obj.lost_at,
+    )

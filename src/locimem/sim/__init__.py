@@ -1,0 +1,1 @@
+"""Scripted and simulated scan streams with ground truth (no I/O, seeded, deterministic)."""

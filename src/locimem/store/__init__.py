@@ -1,0 +1,1 @@
+"""Storage backends. SQLite (embedded, one file) is the default."""

@@ -1,0 +1,53 @@
+"""The protocol every storage backend implements (SQLite today; PostgreSQL for fleets later).
+
+A backend stores three append-only logs per scope — commits, observations, events — and a
+materialised object table kept in the same transaction. It never interprets records: deciding
+and applying are the tracker's job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Protocol
+
+from locimem.model import Commit, Event, Observation
+from locimem.tracker.apply import Record
+from locimem.tracker.state import ObjectState
+
+
+class Store(Protocol):
+    path: str
+    read_only: bool
+
+    def append(self, scope: str, records: Sequence[Record],
+               objects: Iterable[ObjectState]) -> None:
+        """Write one commit's records and upsert the objects they touched, atomically."""
+
+    def counters(self) -> tuple[int, int, int]:
+        """(next object id, next seq, next commit id) across every scope of the store."""
+
+    def last_commit_time(self, scope: str) -> float | None: ...
+
+    def load_objects(self, scope: str) -> list[ObjectState]: ...
+
+    def iter_log(self, scope: str) -> Iterator[Record]:
+        """Every record of ``scope`` in replay order."""
+
+    def events(self, scope: str, *, kind: Sequence[str] | None = None, label: str | None = None,
+               object_id: int | None = None, since: float | None = None,
+               until: float | None = None, limit: int | None = None,
+               newest_first: bool = False) -> list[Event]: ...
+
+    def observations(self, scope: str, *, object_id: int | None = None,
+                     rejected: bool | None = None, limit: int | None = None
+                     ) -> list[Observation]: ...
+
+    def history(self, scope: str, object_id: int) -> list[Observation | Event]: ...
+
+    def commits(self, scope: str) -> list[Commit]: ...
+
+    def count(self, table: str, scope: str) -> int: ...
+
+    def scopes(self) -> list[str]: ...
+
+    def close(self) -> None: ...

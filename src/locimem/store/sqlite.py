@@ -1,0 +1,403 @@
+"""The embedded backend: one SQLite file in WAL mode, one writer at a time.
+
+``append`` writes a commit's records and the objects they changed in one transaction, so a
+scan is either wholly on disk or not at all. Durable by default (``synchronous=FULL``: a scan
+that returned survives power loss); ``durable=False`` keeps crash safety against a killed process
+but may lose the last commits on power loss, and is several times faster on slow disks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import heapq
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from locimem.errors import NotAStore, NotFound, ReadOnly, SchemaVersionError, StoreLocked
+from locimem.model import Commit, Event, EventKind, Observation
+from locimem.store.schema import FORMAT, MIGRATIONS, SCHEMA_VERSION
+from locimem.tracker.apply import Record
+from locimem.tracker.state import ObjectState
+
+try:  # POSIX advisory locks; elsewhere the single-writer rule is not enforced
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
+MEMORY = ":memory:"
+
+_OBS_COLUMNS = (
+    "seq, commit_id, scope, t, idx, object_id, label, confidence, cx, cy, cz, sx, sy, sz, "
+    "weight, tier, rejected, track_id, orientation, feature"
+)
+_EVENT_COLUMNS = "seq, commit_id, scope, t, kind, object_id, label, data"
+_COMMIT_COLUMNS = "id, scope, kind, t, recorded_at, actor, reason, n_detections, camera"
+
+
+_encode = json.JSONEncoder(separators=(",", ":"), sort_keys=True, allow_nan=False).encode
+_encode_fast = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
+
+
+def _dumps(value: Any) -> str:
+    return _encode(value)
+
+
+class SQLiteStore:
+    """A locimem store in one SQLite file (or ``":memory:"`` for tests and scratch work)."""
+
+    def __init__(self, path: str | os.PathLike[str], *, read_only: bool = False,
+                 durable: bool = True) -> None:
+        self.path = str(path)
+        self.read_only = read_only
+        self.durable = durable
+        self._lock_file: Any = None
+        self.conn: sqlite3.Connection = None  # type: ignore[assignment]
+        in_memory = self.path == MEMORY
+        if in_memory and read_only:
+            raise NotFound("an in-memory store cannot be opened read-only: nothing is there")
+        exists = not in_memory and Path(self.path).exists() and Path(self.path).stat().st_size > 0
+        if read_only and not exists:
+            raise NotFound(f"no store at {self.path!r}")
+        if exists:  # look before touching: a file that is not a store is left byte-identical
+            probe = self._connect(read_only=True)
+            try:
+                self._check_format(probe)
+            finally:
+                probe.close()
+        try:
+            if not in_memory and not read_only:
+                self._take_writer_lock()
+            self.conn = self._connect(read_only=read_only)
+            if not exists:
+                self._create()
+        except BaseException:
+            self.close()
+            raise
+
+    # -- opening ------------------------------------------------------------------------------
+    def _take_writer_lock(self) -> None:
+        if fcntl is None:  # pragma: no cover
+            return
+        lock_path = self.path + "-writer"
+        handle = open(lock_path, "a+")  # noqa: SIM115 - held for the store's lifetime
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.seek(0)
+            holder = handle.read().strip() or "unknown"
+            handle.close()
+            raise StoreLocked(
+                f"{self.path!r} is already open for writing (pid {holder}); close that memory, "
+                "or open this one with read_only=True"
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(str(os.getpid()))
+        handle.flush()
+        self._lock_file = handle
+
+    def _release_writer_lock(self) -> None:
+        if self._lock_file is not None:
+            with contextlib.suppress(OSError):
+                fcntl.flock(self._lock_file.fileno(), fcntl.LOCK_UN)
+            self._lock_file.close()
+            self._lock_file = None
+
+    def _connect(self, *, read_only: bool) -> sqlite3.Connection:
+        try:
+            if read_only:
+                uri = Path(self.path).resolve().as_uri() + "?mode=ro"
+                conn = sqlite3.connect(uri, uri=True, isolation_level=None,
+                                       check_same_thread=False)
+            else:
+                conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute(f"PRAGMA synchronous={'FULL' if self.durable else 'NORMAL'}")
+            conn.execute("PRAGMA busy_timeout=5000")
+        except sqlite3.DatabaseError as exc:
+            raise NotAStore(f"{self.path!r} is not a locimem store ({exc})") from None
+        return conn
+
+    def _check_format(self, conn: sqlite3.Connection) -> None:
+        try:
+            rows = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+        except sqlite3.DatabaseError as exc:
+            raise NotAStore(
+                f"{self.path!r} is not a locimem store ({exc}); pass a new path to create one"
+            ) from None
+        if rows.get("format") != FORMAT:
+            raise NotAStore(f"{self.path!r} is a SQLite file but not a locimem store")
+        try:
+            version = int(rows.get("schema_version", ""))
+        except ValueError:
+            raise NotAStore(
+                f"{self.path!r} has an unreadable schema version "
+                f"{rows.get('schema_version')!r}; it is damaged or not a locimem store"
+            ) from None
+        if version > SCHEMA_VERSION:
+            raise SchemaVersionError(
+                f"{self.path!r} has schema version {version}, newer than this locimem "
+                f"understands ({SCHEMA_VERSION}); upgrade locimem to open it"
+            )
+        if version < SCHEMA_VERSION:  # pragma: no cover - no older schema has shipped yet
+            raise SchemaVersionError(
+                f"{self.path!r} has schema version {version}; migrate it first"
+            )
+
+    def _create(self) -> None:
+        with self.atomic():
+            for name, version, migrate in MIGRATIONS:
+                migrate(self.conn)
+                self.conn.execute(
+                    "INSERT INTO migrations (name, version, applied_at) VALUES (?, ?, ?)",
+                    (name, version, time.time()),
+                )
+            self.conn.executemany(
+                "INSERT INTO meta (key, value) VALUES (?, ?)",
+                [("format", FORMAT), ("schema_version", str(SCHEMA_VERSION))],
+            )
+
+    def close(self) -> None:
+        conn = getattr(self, "conn", None)
+        if conn is not None:
+            conn.close()
+            self.conn = None  # type: ignore[assignment]
+        self._release_writer_lock()
+
+    # -- writing ------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def atomic(self) -> Iterator[sqlite3.Connection]:
+        """One transaction: everything inside lands together or not at all."""
+        if self.read_only:
+            raise ReadOnly("this store was opened read-only")
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    def append(self, scope: str, records: Sequence[Record],
+               objects: Iterable[ObjectState]) -> None:
+        """Append one commit's records and upsert the objects they changed, atomically."""
+        commits, observations, events = [], [], []
+        for r in records:
+            if isinstance(r, Observation):
+                observations.append(_observation_row(scope, r))
+            elif isinstance(r, Event):
+                events.append((r.seq, r.commit, scope, r.t, r.kind.value, r.object_id, r.label,
+                               _dumps(r.data)))
+            else:
+                commits.append((r.id, scope, r.kind, r.t, r.recorded_at, r.actor, r.reason,
+                                r.n_detections, None if r.camera is None else _dumps(r.camera)))
+        object_rows = [_object_row(scope, o) for o in objects]
+        with self.atomic() as conn:
+            conn.executemany(f"INSERT INTO commits ({_COMMIT_COLUMNS}) VALUES "
+                             "(?, ?, ?, ?, ?, ?, ?, ?, ?)", commits)
+            if observations:
+                conn.executemany(f"INSERT INTO observations ({_OBS_COLUMNS}) VALUES "
+                                 "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                 observations)
+            if events:
+                conn.executemany(f"INSERT INTO events ({_EVENT_COLUMNS}) VALUES "
+                                 "(?, ?, ?, ?, ?, ?, ?, ?)", events)
+            if object_rows:
+                conn.executemany(_UPSERT_OBJECT, object_rows)
+
+    # -- reading state ------------------------------------------------------------------------
+    def counters(self) -> tuple[int, int, int]:
+        """(next object id, next record seq, next commit id), across every scope in the file:
+        ids never collide between scopes sharing a file."""
+        one = self.conn.execute
+        max_oid = one("SELECT max(object_id) FROM events WHERE kind = 'APPEARED'").fetchone()[0]
+        max_obs = one("SELECT max(seq) FROM observations").fetchone()[0]
+        max_ev = one("SELECT max(seq) FROM events").fetchone()[0]
+        max_commit = one("SELECT max(id) FROM commits").fetchone()[0]
+        return ((max_oid or 0) + 1, max(max_obs or 0, max_ev or 0) + 1, (max_commit or 0) + 1)
+
+    def last_commit_time(self, scope: str) -> float | None:
+        row = self.conn.execute(
+            "SELECT t FROM commits WHERE scope = ? ORDER BY id DESC LIMIT 1", (scope,)
+        ).fetchone()
+        return None if row is None else row[0]
+
+    def load_objects(self, scope: str) -> list[ObjectState]:
+        """The materialised objects of ``scope`` (the cache written with each commit)."""
+        rows = self.conn.execute(
+            f"SELECT {_OBJECT_COLUMNS} FROM objects WHERE scope = ? ORDER BY id", (scope,)
+        )
+        return [_object_from_row(row) for row in rows]
+
+    def iter_log(self, scope: str) -> Iterator[Record]:
+        """Every record of ``scope`` in replay order: each commit, then its records by seq."""
+        conn = self.conn
+        commits = (
+            ((row[0], 0, 0), _commit_from_row(row))
+            for row in conn.execute(
+                f"SELECT {_COMMIT_COLUMNS} FROM commits WHERE scope = ? ORDER BY id", (scope,)
+            )
+        )
+        observations = (
+            ((row[1], 1, row[0]), _observation_from_row(row))
+            for row in conn.execute(
+                f"SELECT {_OBS_COLUMNS} FROM observations WHERE scope = ? ORDER BY seq", (scope,)
+            )
+        )
+        events = (
+            ((row[1], 1, row[0]), _event_from_row(row))
+            for row in conn.execute(
+                f"SELECT {_EVENT_COLUMNS} FROM events WHERE scope = ? ORDER BY seq", (scope,)
+            )
+        )
+        for _, record in heapq.merge(commits, observations, events, key=lambda kv: kv[0]):
+            yield record
+
+    # -- reading the record -------------------------------------------------------------------
+    def events(
+        self, scope: str, *, kind: Sequence[str] | None = None, label: str | None = None,
+        object_id: int | None = None, since: float | None = None, until: float | None = None,
+        limit: int | None = None, newest_first: bool = False,
+    ) -> list[Event]:
+        where, args = ["scope = ?"], [scope]
+        if kind:
+            where.append(f"kind IN ({', '.join('?' * len(kind))})")
+            args.extend(kind)
+        if label is not None:
+            where.append("label = ?")
+            args.append(label)
+        if object_id is not None:
+            where.append("object_id = ?")
+            args.append(object_id)
+        if since is not None:
+            where.append("t >= ?")
+            args.append(since)
+        if until is not None:
+            where.append("t <= ?")
+            args.append(until)
+        sql = (f"SELECT {_EVENT_COLUMNS} FROM events WHERE {' AND '.join(where)} "
+               f"ORDER BY seq {'DESC' if newest_first else 'ASC'}")
+        if limit is not None:
+            sql += " LIMIT ?"
+            args.append(limit)
+        return [_event_from_row(row) for row in self.conn.execute(sql, args)]
+
+    def observations(self, scope: str, *, object_id: int | None = None,
+                     rejected: bool | None = None, limit: int | None = None
+                     ) -> list[Observation]:
+        where, args = ["scope = ?"], [scope]
+        if object_id is not None:
+            where.append("object_id = ?")
+            args.append(object_id)
+        if rejected is not None:
+            where.append("rejected IS NOT NULL" if rejected else "rejected IS NULL")
+        sql = f"SELECT {_OBS_COLUMNS} FROM observations WHERE {' AND '.join(where)} ORDER BY seq"
+        if limit is not None:
+            sql += " LIMIT ?"
+            args.append(limit)
+        return [_observation_from_row(row) for row in self.conn.execute(sql, args)]
+
+    def history(self, scope: str, object_id: int) -> list[Observation | Event]:
+        """Evidence and events of one object, in record order."""
+        merged: list[Observation | Event] = [
+            *self.observations(scope, object_id=object_id),
+            *self.events(scope, object_id=object_id),
+        ]
+        merged.sort(key=lambda r: r.seq)
+        return merged
+
+    def commits(self, scope: str) -> list[Commit]:
+        return [
+            _commit_from_row(row)
+            for row in self.conn.execute(
+                f"SELECT {_COMMIT_COLUMNS} FROM commits WHERE scope = ? ORDER BY id", (scope,)
+            )
+        ]
+
+    def count(self, table: str, scope: str) -> int:
+        if table not in ("commits", "observations", "events", "objects"):
+            raise ValueError(f"unknown table {table!r}")
+        return self.conn.execute(
+            f"SELECT count(*) FROM {table} WHERE scope = ?", (scope,)
+        ).fetchone()[0]
+
+    def scopes(self) -> list[str]:
+        return [r[0] for r in self.conn.execute("SELECT DISTINCT scope FROM commits ORDER BY 1")]
+
+
+# -- row codecs ------------------------------------------------------------------------------
+def _observation_row(scope: str, o: Observation) -> tuple[Any, ...]:
+    return (
+        o.seq, o.commit, scope, o.t, o.index, o.object_id, o.label, o.confidence,
+        *o.center, *o.size, o.weight, o.tier, o.rejected, o.track_id,
+        None if o.orientation is None else _dumps(list(o.orientation)),
+        None if o.feature is None else o.feature.astype(np.float32).tobytes(),
+    )
+
+
+def _observation_from_row(row: Sequence[Any]) -> Observation:
+    feature = None
+    if row[19] is not None:
+        feature = np.frombuffer(row[19], dtype=np.float32)
+    return Observation(
+        seq=row[0], commit=row[1], t=row[3], index=row[4], object_id=row[5], label=row[6],
+        confidence=row[7], center=(row[8], row[9], row[10]), size=(row[11], row[12], row[13]),
+        weight=row[14], tier=row[15], rejected=row[16], track_id=row[17],
+        orientation=None if row[18] is None else tuple(json.loads(row[18])),
+        feature=feature,
+    )
+
+
+def _event_from_row(row: Sequence[Any]) -> Event:
+    return Event(seq=row[0], commit=row[1], t=row[3], kind=EventKind(row[4]), object_id=row[5],
+                 label=row[6], data=json.loads(row[7]))
+
+
+def _commit_from_row(row: Sequence[Any]) -> Commit:
+    return Commit(id=row[0], kind=row[2], t=row[3], recorded_at=row[4], actor=row[5],
+                  reason=row[6], n_detections=row[7],
+                  camera=None if row[8] is None else json.loads(row[8]))
+
+
+_OBJECT_COLUMNS = (
+    "id, scope, label, cx, cy, cz, sx, sy, sz, px, py, pz, first_seen, last_seen, "
+    "n_detections, promoted, lost, lost_at, track_id, orientation, label_mass, feature, n_features"
+)
+
+
+_UPSERT_OBJECT = (
+    f"INSERT INTO objects ({_OBJECT_COLUMNS}) VALUES ({', '.join('?' * 23)}) "
+    "ON CONFLICT (id) DO UPDATE SET "
+    + ", ".join(f"{c} = excluded.{c}" for c in _OBJECT_COLUMNS.split(", ")[1:])
+)
+
+
+def _object_row(scope: str, o: ObjectState) -> tuple[Any, ...]:
+    return (
+        o.id, scope, o.label, *o.center, *o.size, *o.place, o.first_seen, o.last_seen,
+        o.n_detections, o.promoted, o.lost, o.lost_at, o.track_id,
+        None if o.orientation is None else _dumps(list(o.orientation)),
+        _encode_fast(o.label_mass),
+        None if o.feature is None else o.feature.astype(np.float64).tobytes(),
+        o.n_features,
+    )
+
+
+def _object_from_row(row: Sequence[Any]) -> ObjectState:
+    return ObjectState(
+        id=row[0], label=row[2], center=(row[3], row[4], row[5]), size=(row[6], row[7], row[8]),
+        place=(row[9], row[10], row[11]), first_seen=row[12], last_seen=row[13],
+        n_detections=row[14], promoted=bool(row[15]), lost=bool(row[16]), lost_at=row[17],
+        track_id=row[18], orientation=None if row[19] is None else tuple(json.loads(row[19])),
+        label_mass=json.loads(row[20]),
+        feature=None if row[21] is None else np.frombuffer(row[21], dtype=np.float64).copy(),
+        n_features=row[22],
+    )

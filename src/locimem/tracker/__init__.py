@@ -1,0 +1,7 @@
+"""The pure core: association, belief and lifecycle over plain data (no I/O, no clock)."""
+
+from locimem.tracker.apply import apply
+from locimem.tracker.decide import Decision, decide
+from locimem.tracker.state import MemoryState, ObjectState
+
+__all__ = ["Decision", "MemoryState", "ObjectState", "apply", "decide"]

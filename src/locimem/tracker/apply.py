@@ -1,0 +1,102 @@
+"""The one function that changes a memory: ``apply(state, record)``.
+
+Live ingest applies the records the tracker just decided; opening a store replays the same
+records from disk. Both go through here, so they cannot diverge. ``apply`` reads no config and
+no clock: every number it needs is in the record.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from locimem.model import Commit, Event, EventKind, Observation
+from locimem.tracker.state import MemoryState, ObjectState
+
+Record = Commit | Observation | Event
+
+
+def update_object(obj: ObjectState, obs: Observation) -> None:
+    """Fold one accepted observation into an object (no indexes touched)."""
+    mass = obj.label_mass
+    mass[obs.label] = mass.get(obs.label, 0.0) + obs.confidence
+    w = obs.weight
+    c, d = obj.center, obs.center
+    obj.center = (c[0] + w * (d[0] - c[0]), c[1] + w * (d[1] - c[1]), c[2] + w * (d[2] - c[2]))
+    s, e = obj.size, obs.size
+    obj.size = (s[0] + w * (e[0] - s[0]), s[1] + w * (e[1] - s[1]), s[2] + w * (e[2] - s[2]))
+    obj.n_detections += 1
+    if obs.t > obj.last_seen:
+        obj.last_seen = obs.t
+    if obs.track_id is not None:
+        obj.track_id = obs.track_id
+    if obs.orientation is not None:
+        obj.orientation = obs.orientation
+    if obs.feature is not None:
+        x = obs.feature.astype(np.float64)
+        x /= np.linalg.norm(x)
+        if obj.feature is None:
+            mean = x
+        else:
+            mean = (obj.feature * obj.n_features + x) / (obj.n_features + 1)
+        norm = np.linalg.norm(mean)
+        obj.feature = mean / norm if norm > 0 else x
+        obj.n_features += 1
+
+
+def apply(state: MemoryState, record: Record, lost_after_s: float) -> None:
+    """Change ``state`` by one record. ``lost_after_s`` only schedules the loss-queue index."""
+    if isinstance(record, Observation):
+        state.next_seq = max(state.next_seq, record.seq + 1)
+        if record.object_id is None:
+            return
+        obj = state.objects[record.object_id]
+        update_object(obj, record)
+        if record.feature is not None and state.feature_dim is None:
+            state.feature_dim = int(record.feature.shape[0])
+        state.grid.set(obj.id, obj.center)
+        return
+    if isinstance(record, Event):
+        state.next_seq = max(state.next_seq, record.seq + 1)
+        _apply_event(state, record, lost_after_s)
+        return
+    if isinstance(record, Commit):
+        state.next_commit = max(state.next_commit, record.id + 1)
+        state.now = record.t if state.now is None else max(state.now, record.t)
+        return
+    raise TypeError(f"not a record: {type(record).__name__}")
+
+
+def _apply_event(state: MemoryState, ev: Event, lost_after_s: float) -> None:
+    kind, data = ev.kind, ev.data
+    if kind is EventKind.APPEARED:
+        center = tuple(data["center"])
+        obj = ObjectState(
+            id=ev.object_id,
+            label=data["label"],
+            center=center,  # type: ignore[arg-type]
+            size=tuple(data["size"]),  # type: ignore[arg-type]
+            place=center,  # type: ignore[arg-type]
+            first_seen=ev.t,
+            last_seen=ev.t,
+        )
+        state.objects[obj.id] = obj
+        state.next_object_id = max(state.next_object_id, obj.id + 1)
+        state.grid.set(obj.id, obj.center)
+        state.schedule_loss(obj, lost_after_s)
+        return
+    obj = state.objects[ev.object_id]
+    if kind is EventKind.PROMOTED:
+        obj.promoted = True
+    elif kind is EventKind.LABEL_CHANGED:
+        obj.label = data["to"]
+    elif kind is EventKind.MOVED:
+        obj.place = tuple(data["to"])  # type: ignore[assignment]
+    elif kind is EventKind.LOST:
+        obj.lost = True
+        obj.lost_at = ev.t
+    elif kind is EventKind.REACQUIRED:
+        obj.lost = False
+        obj.lost_at = None
+        state.schedule_loss(obj, lost_after_s)
+    else:  # pragma: no cover - every kind is handled above
+        raise ValueError(f"unknown event kind {kind}")

@@ -1,0 +1,142 @@
+"""The live state of a memory: plain data, changed only by :func:`locimem.tracker.apply.apply`.
+
+``MemoryState`` holds the objects and the store-wide counters. Its spatial grid and its loss
+queue are *indexes*: derived from the objects, rebuilt on open, never written to disk.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from locimem.index.grid import SpatialGrid
+
+Vec3 = tuple[float, float, float]
+Quat = tuple[float, float, float, float]
+
+
+@dataclass(slots=True)
+class ObjectState:
+    """Everything the memory believes about one object (before reading it at a time)."""
+
+    id: int
+    label: str  # the voted label, set by APPEARED / LABEL_CHANGED events
+    center: Vec3  # smoothed position, metres, map frame
+    size: Vec3
+    place: Vec3  # the settled place: where it APPEARED or last MOVED to
+    first_seen: float
+    last_seen: float
+    label_mass: dict[str, float] = field(default_factory=dict)
+    n_detections: int = 0
+    promoted: bool = False
+    lost: bool = False
+    lost_at: float | None = None
+    track_id: str | None = None
+    orientation: Quat | None = None
+    feature: np.ndarray | None = None  # unit-norm mean embedding (float64)
+    n_features: int = 0
+
+    def copy(self) -> ObjectState:
+        return ObjectState(
+            self.id, self.label, self.center, self.size, self.place, self.first_seen,
+            self.last_seen, dict(self.label_mass), self.n_detections, self.promoted, self.lost,
+            self.lost_at, self.track_id, self.orientation, self.feature, self.n_features,
+        )
+
+    def voted_label(self) -> str:
+        """Argmax of the accumulated label mass. Ties keep the current label, else go to the
+        alphabetically first, so the vote never depends on the order masses were stored in."""
+        if not self.label_mass:
+            return self.label
+        top = max(self.label_mass.values())
+        if self.label_mass.get(self.label) == top:
+            return self.label
+        return min(label for label, mass in self.label_mass.items() if mass == top)
+
+    def confidence(self, now: float, tau_s: float) -> float:
+        """Belief that the object is still there: exp(-(now - last_seen) / tau)."""
+        return math.exp(-max(0.0, now - self.last_seen) / tau_s)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A plain, comparable form (features as lists) — used by tests and exports."""
+        return {
+            "id": self.id,
+            "label": self.label,
+            "center": list(self.center),
+            "size": list(self.size),
+            "place": list(self.place),
+            "first_seen": self.first_seen,
+            "last_seen": self.last_seen,
+            "label_mass": dict(sorted(self.label_mass.items())),
+            "n_detections": self.n_detections,
+            "promoted": self.promoted,
+            "lost": self.lost,
+            "lost_at": self.lost_at,
+            "track_id": self.track_id,
+            "orientation": list(self.orientation) if self.orientation else None,
+            "feature": None if self.feature is None else self.feature.tolist(),
+            "n_features": self.n_features,
+        }
+
+
+class MemoryState:
+    """All objects of one scope, the time of the latest scan, and store-wide counters."""
+
+    def __init__(self, grid_cell_m: float = 1.0) -> None:
+        self.objects: dict[int, ObjectState] = {}
+        self.now: float | None = None  # t of the latest commit; None before the first
+        self.next_object_id = 1
+        self.next_seq = 1
+        self.next_commit = 1
+        self.feature_dim: int | None = None
+        self.grid = SpatialGrid(grid_cell_m)
+        # loss queue: (deadline, id) for objects not lost; stale entries are refreshed lazily
+        self._loss_queue: list[tuple[float, int]] = []
+
+    # -- indexes -----------------------------------------------------------------------------
+    def index_object(self, obj: ObjectState) -> None:
+        self.grid.set(obj.id, obj.center)
+
+    def schedule_loss(self, obj: ObjectState, lost_after_s: float) -> None:
+        heapq.heappush(self._loss_queue, (obj.last_seen + lost_after_s, obj.id))
+
+    def rebuild_indexes(self, lost_after_s: float) -> None:
+        self.grid = SpatialGrid(self.grid.cell_m)
+        for obj in self.objects.values():
+            self.grid.set(obj.id, obj.center)
+        self._loss_queue = [
+            (o.last_seen + lost_after_s, o.id) for o in self.objects.values() if not o.lost
+        ]
+        heapq.heapify(self._loss_queue)
+
+    def due_for_loss(self, t: float, lost_after_s: float) -> list[int]:
+        """Ids of objects (not lost) unseen for more than ``lost_after_s`` at time ``t``, in
+        ascending order. Only touches queue entries that are due, and leaves the queue valid
+        whatever the caller then does (due ids are dropped once they are marked lost)."""
+        queue = self._loss_queue
+        due: list[int] = []
+        requeue: list[tuple[float, int]] = []
+        while queue and queue[0][0] < t:
+            _, oid = heapq.heappop(queue)
+            obj = self.objects.get(oid)
+            if obj is None or obj.lost:
+                continue
+            deadline = obj.last_seen + lost_after_s
+            if deadline < t:
+                due.append(oid)
+            requeue.append((deadline, oid))
+        for entry in requeue:
+            heapq.heappush(queue, entry)
+        return sorted(set(due))
+
+    def snapshot(self) -> dict[str, Any]:
+        """A plain, comparable picture of the whole state (indexes excluded)."""
+        return {
+            "now": self.now,
+            "feature_dim": self.feature_dim,
+            "objects": {oid: o.to_dict() for oid, o in sorted(self.objects.items())},
+        }

@@ -1,0 +1,92 @@
+"""The command line: the demo tells the kitchen story; inspect, events and recall read a store."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from locimem.cli import main
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "locimem", *args], capture_output=True,
+                          text=True, check=False)
+
+
+@pytest.fixture(scope="module")
+def demo_store(tmp_path_factory):
+    path = tmp_path_factory.mktemp("demo") / "kitchen.loci"
+    proc = _run("demo", "--store", str(path))
+    assert proc.returncode == 0, proc.stderr
+    return path, proc.stdout
+
+
+def test_demo_tells_the_story_in_order(demo_store):
+    _, out = demo_store
+    kinds = [kind for line in out.splitlines()
+             for kind in ("APPEARED", "PROMOTED", "MOVED", "LOST") if f"{kind} " in line]
+    assert kinds == ["APPEARED", "PROMOTED", "MOVED", "LOST"]
+    assert "confidence 0.77 (confirmed)" in out and "confidence 0.39 (tentative)" in out
+    assert "objects within 0.3 m of the old place: none" in out
+    assert "The cup (#1) is lost: last seen" in out  # answered by a fresh process
+
+
+def test_demo_refuses_to_overwrite(demo_store, capsys):
+    path, _ = demo_store
+    assert main(["demo", "--store", str(path)]) == 2
+    assert "exists" in capsys.readouterr().err
+
+
+def test_inspect_reports_counts(demo_store):
+    path, _ = demo_store
+    proc = _run("inspect", str(path), "--json")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    kitchen = report["scopes"]["kitchen"]
+    assert list(report["scopes"]) == ["kitchen"]
+    assert kitchen["objects"] == {"confirmed": 0, "tentative": 0, "lost": 1}
+    assert kitchen["events"] == 4 and kitchen["rejected"] == 0
+    assert kitchen["observations"] == 6 + 1 + 17 + 30  # every detection of the timeline
+    assert kitchen["published"] == []
+
+
+def test_events_filters(demo_store):
+    path, _ = demo_store
+    proc = _run("events", str(path), "--scope", "kitchen", "--kind", "moved", "--json")
+    assert proc.returncode == 0, proc.stderr
+    (moved,) = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert moved["kind"] == "MOVED" and moved["t"] == 60.0 and moved["object_id"] == 1
+    proc = _run("events", str(path), "--scope", "kitchen", "--since", "100")
+    assert proc.stdout.count("\n") == 1 and "LOST" in proc.stdout
+
+
+def test_recall_exit_codes(demo_store):
+    path, _ = demo_store
+    found = _run("recall", str(path), "cup", "--scope", "kitchen", "--json")
+    assert found.returncode == 0
+    answer = json.loads(found.stdout)
+    assert answer["status"] == "lost" and answer["object_id"] == 1
+    missing = _run("recall", str(path), "teapot", "--scope", "kitchen")
+    assert missing.returncode == 1 and "no memory" in missing.stdout
+    other_scope = _run("recall", str(path), "cup", "--scope", "garage")
+    assert other_scope.returncode == 1  # another scope never sees the kitchen's cup
+
+
+def test_errors_are_one_line_not_tracebacks(tmp_path):
+    junk = tmp_path / "notes.txt"
+    junk.write_text("hello")
+    proc = _run("inspect", str(junk))
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: ") and "Traceback" not in proc.stderr
+    proc = _run("recall", str(tmp_path / "missing.loci"), "cup")
+    assert proc.returncode == 2 and "no store" in proc.stderr
+
+
+def test_bench_runs_small(capsys):
+    assert main(["bench", "--objects", "60", "--scans", "5", "--open-observations", "0"]) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.startswith("| 60 |")]
+    assert len(rows) == 2 and "durable" in rows[0] and "fast" in rows[1]

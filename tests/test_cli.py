@@ -47,7 +47,8 @@ def test_inspect_reports_counts(demo_store):
     report = json.loads(proc.stdout)
     kitchen = report["scopes"]["kitchen"]
     assert list(report["scopes"]) == ["kitchen"]
-    assert kitchen["objects"] == {"confirmed": 0, "tentative": 0, "lost": 1}
+    assert kitchen["objects"] == {"confirmed": 0, "tentative": 0, "doubted": 0, "lost": 1,
+                                  "forgotten": 0}
     assert kitchen["events"] == 4 and kitchen["rejected"] == 0
     assert kitchen["observations"] == 6 + 1 + 17 + 30  # every detection of the timeline
     assert kitchen["published"] == []

@@ -325,10 +325,10 @@ def test_get_and_history_of_unknown_id(filled: ObjectMemory) -> None:
 
 @pytest.mark.parametrize(("call", "message"), [
     (lambda m: m.events(kind="NOPE"), r"^kind must be one of APPEARED, PROMOTED, "
-     r"LABEL_CHANGED, MOVED, LOST, REACQUIRED; got 'NOPE'$"),
+     r"LABEL_CHANGED, MOVED, LOST, REACQUIRED, CORRECTED, .*; got 'NOPE'$"),
     (lambda m: m.events(kind=["APPEARED", "nope"]), r"^kind must be one of .*; got 'nope'$"),
     (lambda m: m.objects(status="nope"),
-     r"^status must be one of confirmed, tentative, lost; got 'nope'$"),
+     r"^status must be one of confirmed, tentative, doubted, lost, forgotten; got 'nope'$"),
     (lambda m: m.objects(status=["lost", "gone"]), r"^status must be one of .*; got 'gone'$"),
     (lambda m: m.events(since=NAN), r"^since must be a finite number, got nan$"),
     (lambda m: m.events(until="soon"), r"^until must be a finite number, got 'soon'$"),

@@ -157,3 +157,41 @@ def check_scope(value: Any) -> str:
             f"scope may hold only letters, digits and - _ . /, got {_describe(value)}"
         )
     return value
+
+
+def check_text(value: Any, name: str, *, max_chars: int = 100) -> str:
+    """A non-empty, single-line string without control characters (whitespace collapsed)."""
+    if not isinstance(value, str):
+        raise InvalidInput(f"{name} must be a string, got {_describe(value)}")
+    out = " ".join(value.split())
+    if not out:
+        raise InvalidInput(f"{name} must not be empty")
+    if len(out) > max_chars:
+        raise InvalidInput(f"{name} must be at most {max_chars} characters, got {len(out)}")
+    if any(unicodedata.category(c) == "Cc" for c in out):
+        raise InvalidInput(f"{name} must not contain control characters")
+    return out
+
+
+def check_attributes(values: Any) -> dict[str, str | float | int | bool]:
+    """Object attributes: up to 32 short names mapped to strings, finite numbers or booleans."""
+    if not isinstance(values, dict):
+        raise InvalidInput(f"attributes must be a dict, got {_describe(values)}")
+    if len(values) > 32:
+        raise InvalidInput(f"at most 32 attributes at a time, got {len(values)}")
+    out: dict[str, str | float | int | bool] = {}
+    for key, value in values.items():
+        name = check_text(key, "attribute name", max_chars=64)
+        if isinstance(value, bool):
+            out[name] = value
+        elif isinstance(value, (int, np.integer)):
+            out[name] = int(value)
+        elif isinstance(value, (float, np.floating)):
+            out[name] = check_float(value, f"attribute {name!r}")
+        elif isinstance(value, str):
+            out[name] = check_text(value, f"attribute {name!r}", max_chars=200)
+        else:
+            raise InvalidInput(
+                f"attribute {name!r} must be a string, number or boolean, got {_describe(value)}"
+            )
+    return out

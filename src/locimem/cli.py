@@ -122,6 +122,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
                 by_status = {s.value: 0 for s in ObjectStatus}
                 for obj in m.objects():
                     by_status[obj.status.value] += 1
+                by_status[ObjectStatus.FORGOTTEN.value] = len(m.tombstones())
                 n_obs = m.store.count("observations", scope)
                 n_rej = len(m.rejected())
                 report["scopes"][scope] = {

@@ -14,6 +14,9 @@ from typing import Any
 from locimem.check import check_float, check_int
 from locimem.errors import InvalidInput
 
+_INTS = {"promote_after", "revive_after", "doubt_after_misses"}
+_OPTIONAL = {"human_label_weight", "revive_after"}
+
 
 @dataclass(frozen=True, slots=True)
 class TrackerConfig:
@@ -33,6 +36,12 @@ class TrackerConfig:
     promoted and confidence >= ``publish_min``; ``lost`` once it falls below ``lost_below``.
     Every object that is not lost is matchable (no dead band between a match line and the lost
     line), and a lost one stays re-acquirable for the window.
+
+    Governance: a person's ``relabel`` pins the label (the detector's votes are kept but do not
+    overturn it) when ``human_label_weight`` is None, or adds that much label mass otherwise.
+    A forgotten object seen again is suppressed; with ``revive_after`` = N, the N-th suppressed
+    sighting revives it instead. An object the camera looked at and missed
+    ``doubt_after_misses`` times in a row is ``doubted``.
     """
 
     tight_radius_m: float = 0.2
@@ -46,14 +55,22 @@ class TrackerConfig:
     feature_match_min: float = 0.8
     min_detection_confidence: float = 0.05
     position_alpha: float = 0.3
+    human_label_weight: float | None = None
+    revive_after: int | None = None
+    doubt_after_misses: int = 2
 
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
-            if f.name == "promote_after":
-                object.__setattr__(self, f.name, check_int(value, f.name, lo=1, hi=10_000))
+            if f.name in _OPTIONAL and value is None:
+                continue
+            if f.name in _INTS:
+                object.__setattr__(self, f.name, check_int(value, f.name, lo=1, hi=1_000_000))
             else:
                 object.__setattr__(self, f.name, check_float(value, f.name))
+        if self.human_label_weight is not None and self.human_label_weight <= 0:
+            raise InvalidInput(f"human_label_weight must be > 0 or None, "
+                               f"got {self.human_label_weight}")
         positive = ("tight_radius_m", "drift_radius_m", "tau_s", "position_alpha")
         for name in positive:
             if getattr(self, name) <= 0:

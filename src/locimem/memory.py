@@ -12,32 +12,34 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from locimem.check import check_int, check_label, check_scope, check_time
-from locimem.config import TrackerConfig
-from locimem.errors import InvalidInput, NotFound, ReadOnly, StoreClosed
-from locimem.model import (
-    Camera,
-    Detection,
-    Event,
-    EventKind,
-    ObjectStatus,
-    Observation,
-    RecallResult,
-    ScanResult,
-    TrackedObject,
+from locimem.check import (
+    check_attributes,
+    check_label,
+    check_scope,
+    check_text,
+    check_time,
+    check_vec,
 )
-from locimem.query.recall import recall as _recall
-from locimem.query.views import view
-from locimem.store.base import Store
+from locimem.config import TrackerConfig
+from locimem.errors import InvalidInput, ReadOnly
+from locimem.model import Camera, Detection, Event, EventKind, Observation, ScanResult
+from locimem.query.reader import MemoryReader
+from locimem.store.base import StateDelta, Store
 from locimem.store.sqlite import MEMORY, SQLiteStore
-from locimem.tracker.apply import Record, apply
+from locimem.tracker.apply import TOMB_KEY, Record, apply
 from locimem.tracker.decide import decide
-from locimem.tracker.state import MemoryState
+from locimem.tracker.governance import (
+    decide_attributes,
+    decide_forget,
+    decide_move,
+    decide_relabel,
+)
+from locimem.tracker.state import MemoryState, ObjectState
 
 __all__ = ["ObjectMemory"]
 
 
-class ObjectMemory:
+class ObjectMemory(MemoryReader):
     """A persistent object memory for one scope of one store.
 
     Open it with :meth:`open`; use it as a context manager so it is always closed::
@@ -50,10 +52,12 @@ class ObjectMemory:
 
     def __init__(self, store: Store, scope: str, config: TrackerConfig,
                  clock: Callable[[], float]) -> None:
-        self._store: Store | None = store
+        self._store = store
         self._scope = scope
         self._config = config
         self._clock = clock
+        self._forgotten = None  # the live state's own tombstones are current
+        self._until_commit = None
         self._state = self._load_state(from_log=False)
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -113,41 +117,29 @@ class ObjectMemory:
         return f"ObjectMemory({where!r}, scope={self._scope!r})"
 
     @property
-    def scope(self) -> str:
-        return self._scope
-
-    @property
-    def config(self) -> TrackerConfig:
-        return self._config
-
-    @property
-    def now(self) -> float | None:
-        """Time of the latest scan in this scope (None before the first)."""
-        return self._state.now
-
-    @property
     def read_only(self) -> bool:
         return self.store.read_only
 
-    @property
-    def store(self) -> Store:
-        if self._store is None:
-            raise StoreClosed("this memory is closed; open it again with ObjectMemory.open()")
-        return self._store
-
-    def _load_state(self, *, from_log: bool) -> MemoryState:
+    def _load_state(self, *, from_log: bool, until_commit: int | None = None) -> MemoryState:
         store = self.store
         lost_after = self._config.lost_after_s
         state = MemoryState(grid_cell_m=self._config.drift_radius_m)
         if from_log:
-            for record in store.iter_log(self._scope):
+            for record in store.iter_log(self._scope, until_commit=until_commit):
                 apply(state, record, lost_after)
         else:
             for obj in store.load_objects(self._scope):
                 state.objects[obj.id] = obj
                 if obj.feature is not None and state.feature_dim is None:
                     state.feature_dim = int(obj.feature.shape[0])
+            state.tombstones = store.load_tombstones(self._scope)
+            state.rejections = store.load_rejections(self._scope)
             state.now = store.last_commit_time(self._scope)
+        if state.feature_dim is None:  # a forgotten object's embedding still fixes the width
+            for tomb in state.tombstones.values():
+                if tomb.obj.feature is not None:
+                    state.feature_dim = int(tomb.obj.feature.shape[0])
+                    break
         # ids and sequence numbers are file-wide, so scopes sharing a file never collide
         state.next_object_id, state.next_seq, state.next_commit = store.counters()
         state.rebuild_indexes(lost_after)
@@ -158,27 +150,47 @@ class ObjectMemory:
         read). The live memory is unchanged; compare ``snapshot()`` of both to check the cache."""
         return self._load_state(from_log=True)
 
-    def snapshot(self) -> dict[str, Any]:
-        """A plain, comparable picture of the live state."""
-        self.store  # noqa: B018 - raises if closed
-        return self._state.snapshot()
+    def as_of(self, t: float | None = None, *, recorded: float | None = None) -> MemoryReader:
+        """The memory as it was: a read-only view of the state at valid (world) time ``t`` —
+        after every commit with time <= t — or, with ``recorded``, of what the store held at
+        record (wall-clock) time ``recorded``. Every read method works on the view; it reads the
+        record only up to that point. Objects forgotten since stay hidden.
+
+        >>> with ObjectMemory.open() as mem:
+        ...     _ = mem.observe(0.0, [Detection("cup", 0.9, (0.4, 0.1, 0.9), (0.1, 0.1, 0.1))])
+        ...     _ = mem.observe(5.0, [Detection("cup", 0.9, (1.0, 0.5, 0.9), (0.1, 0.1, 0.1))])
+        ...     [round(x, 1) for x in mem.as_of(1.0).get(1).center]
+        [0.4, 0.1, 0.9]
+        """
+        if (t is None) == (recorded is None):
+            raise InvalidInput("as_of() needs exactly one of t (valid time) or recorded=")
+        if t is not None:
+            until = self.store.last_commit_at(self._scope, t=check_time(t, "t"))
+        else:
+            until = self.store.last_commit_at(self._scope,
+                                              recorded=check_time(recorded, "recorded"))
+        state = self._load_state(from_log=True, until_commit=until or 0)
+        return MemoryReader(self.store, self._scope, self._config, state,
+                            until_commit=until or 0,
+                            forgotten=frozenset(self._state.tombstones))
 
     # -- writing ------------------------------------------------------------------------------
     def _commit(self, records: Sequence[Record]) -> None:
-        """Apply records to the live state and append them, with the objects they touched, in
+        """Apply records to the live state and append them, with the state they changed, in
         one transaction. If the append fails the state is reloaded from the store."""
         state = self._state
         lost_after = self._config.lost_after_s
         for record in records:
             apply(state, record, lost_after)
-        touched = {r.object_id for r in records
-                   if isinstance(r, (Observation, Event)) and r.object_id is not None}
         try:
-            self.store.append(self._scope, records,
-                              [state.objects[oid] for oid in sorted(touched)])
+            self.store.append(self._scope, records, _delta(state, records))
         except BaseException:
             self._state = self._load_state(from_log=False)
             raise
+
+    def _writable(self, what: str) -> None:
+        if self.store.read_only:
+            raise ReadOnly(f"{what}() needs a writable memory; this one was opened read-only")
 
     def observe(self, t: float, detections: Iterable[Detection] = (),
                 camera: Camera | None = None) -> ScanResult:
@@ -192,8 +204,7 @@ class ObjectMemory:
             ScanResult with the object id given to each detection (None where the detection
             was rejected — see ``rejected`` for the reason) and the events the scan produced.
         """
-        if self.store.read_only:
-            raise ReadOnly("observe() needs a writable memory; this one was opened read-only")
+        self._writable("observe")
         t = check_time(t)
         dets = self._check_scan(t, detections, camera)
         decision = decide(self._state, self._config, t, dets, camera,
@@ -235,108 +246,108 @@ class ObjectMemory:
                     )
         return dets
 
-    # -- reading ------------------------------------------------------------------------------
-    def _view(self, obj: Any) -> TrackedObject:
-        return view(obj, self._state.now or 0.0, self._config)
 
-    def tracked(self) -> list[TrackedObject]:
-        """The published objects: promoted and confident (``status == confirmed``), by id."""
-        return self.objects(status=ObjectStatus.CONFIRMED)
+    # -- governance ---------------------------------------------------------------------------
+    def _correction_args(self, what: str, object_id: int, actor: str, reason: str | None,
+                         t: float | None) -> tuple[ObjectState, str, str | None, float, float]:
+        self._writable(what)
+        obj = self._object(object_id)
+        actor = check_text(actor, "actor")
+        reason = None if reason is None else check_text(reason, "reason", max_chars=1000)
+        now = self._state.now if self._state.now is not None else 0.0
+        when = now if t is None else check_time(t)
+        if when < now:
+            raise InvalidInput(f"t={when} is before the latest commit (t={now}); "
+                               "corrections are recorded in time order")
+        return obj, actor, reason, when, float(self._clock())
 
-    def objects(self, status: ObjectStatus | str | Iterable[ObjectStatus | str] | None = None,
-                label: str | None = None) -> list[TrackedObject]:
-        """Every remembered object (optionally of some statuses and/or a voted label), by id."""
-        self.store  # noqa: B018 - raises if closed
-        wanted = _check_statuses(status)
-        if label is not None:
-            label = check_label(label, "label")
-        out = []
-        for oid in sorted(self._state.objects):
-            obj = self._state.objects[oid]
-            if label is not None and obj.label != label:
-                continue
-            v = self._view(obj)
-            if wanted is None or v.status in wanted:
-                out.append(v)
-        return out
+    def relabel(self, object_id: int, label: str, *, actor: str = "operator",
+                reason: str | None = None, t: float | None = None) -> Event:
+        """Correct an object's label ("that is not a cup, it is a vase").
 
-    def get(self, object_id: int) -> TrackedObject:
-        """One object by id. Raises :class:`NotFound` for an unknown id."""
-        self.store  # noqa: B018
-        oid = check_int(object_id, "object_id")
-        obj = self._state.objects.get(oid)
-        if obj is None:
-            raise NotFound(f"no object {oid} in scope {self._scope!r}")
-        return self._view(obj)
+        The label mass the detector accumulated is kept (see ``label_votes``); by default the
+        person's label is pinned so later detections do not overturn it (set
+        ``TrackerConfig.human_label_weight`` to make it weighted evidence instead). Records a
+        CORRECTED event with ``actor``, ``reason`` and valid time ``t`` (default: now).
+        """
+        label = check_label(label)
+        obj, actor, reason, when, recorded = self._correction_args("relabel", object_id, actor,
+                                                                    reason, t)
+        records = decide_relabel(self._state, self._config, obj, label, when, actor, reason,
+                                 recorded)
+        self._commit(records)
+        return records[-1]  # type: ignore[return-value]
 
-    def history(self, object_id: int) -> list[Observation | Event]:
-        """The object's evidence and lifecycle events, in record order."""
-        self.get(object_id)
-        return self.store.history(self._scope, int(object_id))
+    def move(self, object_id: int, center: Sequence[float], *, actor: str = "operator",
+             reason: str | None = None, t: float | None = None) -> Event:
+        """Correct where an object is ("the remote is in the drawer now"): centre (x, y, z),
+        metres, map frame. Its sightings stay in its history; a CORRECTED event records it."""
+        center = check_vec(center, "center", 3)
+        obj, actor, reason, when, recorded = self._correction_args("move", object_id, actor,
+                                                                    reason, t)
+        records = decide_move(self._state, self._config, obj, center, when, actor, reason,
+                              recorded)
+        self._commit(records)
+        return records[-1]  # type: ignore[return-value]
 
-    def events(
-        self,
-        kind: EventKind | str | Iterable[EventKind | str] | None = None,
-        label: str | None = None,
-        since: float | None = None,
-        until: float | None = None,
-        object_id: int | None = None,
-        limit: int | None = None,
-    ) -> list[Event]:
-        """Lifecycle events, oldest first, filtered by kind(s), the object's voted label at
-        the time, valid-time window [since, until], object and count."""
-        kinds = _check_kinds(kind)
-        return self.store.events(
-            self._scope,
-            kind=kinds,
-            label=None if label is None else check_label(label, "label"),
-            since=None if since is None else check_time(since, "since"),
-            until=None if until is None else check_time(until, "until"),
-            object_id=None if object_id is None else check_int(object_id, "object_id"),
-            limit=None if limit is None else check_int(limit, "limit", lo=1),
-        )
+    def set_attributes(self, object_id: int, values: dict[str, Any] | None = None, *,
+                       remove: Iterable[str] = (), actor: str = "operator",
+                       reason: str | None = None, t: float | None = None) -> Event:
+        """Set attributes (``{"color": "red", "mobile": True}``) and remove others. Keys are
+        short names; values are strings, numbers or booleans."""
+        values = check_attributes(values or {})
+        if isinstance(remove, str) or not hasattr(remove, "__iter__"):
+            raise InvalidInput("remove must be a list of attribute names")
+        removed = sorted({check_text(k, "attribute name", max_chars=64) for k in remove})
+        if not values and not removed:
+            raise InvalidInput("set_attributes() needs values to set or names to remove")
+        obj, actor, reason, when, recorded = self._correction_args("set_attributes", object_id,
+                                                                    actor, reason, t)
+        records = decide_attributes(self._state, obj, values, removed, when, actor, reason,
+                                    recorded)
+        self._commit(records)
+        return records[-1]  # type: ignore[return-value]
 
-    def rejected(self, limit: int | None = None) -> list[Observation]:
-        """Detections the tracker rejected, each with its reason, oldest first."""
-        return self.store.observations(
-            self._scope, rejected=True,
-            limit=None if limit is None else check_int(limit, "limit", lo=1),
-        )
-
-    def recall(self, name: str) -> RecallResult:
-        """What the memory knows about ``name`` ("cup", "the red mug"): the best matching
-        object, its status, last place and time, and a one-line answer."""
-        self.store  # noqa: B018
-        if not isinstance(name, str):
-            raise InvalidInput(f"name must be a string, got {type(name).__name__}")
-        return _recall(name, self._state.objects.values(), self._state.now, self._config)
+    def forget(self, object_id: int, *, actor: str = "operator", reason: str | None = None,
+               t: float | None = None) -> Event:
+        """Remove an object from every read path. A tombstone remembers it, so the same thing
+        seen again (same place, and one of its labels or a similar embedding) is suppressed —
+        or revived, with ``TrackerConfig.revive_after``. Never silent: a FORGOTTEN event with
+        ``actor`` and ``reason`` is recorded and shown by :meth:`audit`."""
+        obj, actor, reason, when, recorded = self._correction_args("forget", object_id, actor,
+                                                                    reason, t)
+        records = decide_forget(self._state, obj, when, actor, reason, recorded)
+        self._commit(records)
+        return records[-1]  # type: ignore[return-value]
 
 
-def _check_enums(value: Any, enum: type[Any], name: str, normalise: Callable[[str], str]
-                 ) -> list[Any] | None:
-    """None, one member or name, or an iterable of them -> a list of members."""
-    if value is None:
-        return None
-    items = [value] if isinstance(value, str) else value
-    valid = ", ".join(m.value for m in enum)
-    if not hasattr(items, "__iter__"):
-        raise InvalidInput(f"{name} must be one of {valid}; got {value!r}")
-    out = []
-    for item in items:
-        if not isinstance(item, str):
-            raise InvalidInput(f"{name} must be one of {valid}; got {item!r}")
-        try:
-            out.append(enum(normalise(item)))
-        except ValueError:
-            raise InvalidInput(f"{name} must be one of {valid}; got {item!r}") from None
-    return out
-
-
-def _check_statuses(status: Any) -> set[ObjectStatus] | None:
-    found = _check_enums(status, ObjectStatus, "status", str.lower)
-    return None if found is None else set(found)
-
-
-def _check_kinds(kind: Any) -> list[str] | None:
-    found = _check_enums(kind, EventKind, "kind", str.upper)
-    return None if found is None else [k.value for k in found]
+def _delta(state: MemoryState, records: Sequence[Record]) -> StateDelta:
+    """The materialised rows one commit changed, derived from its records."""
+    delta = StateDelta()
+    objects: set[int] = set()
+    tombs: set[int] = set()
+    keys: set[str] = set()
+    for r in records:
+        if isinstance(r, Observation):
+            if r.object_id is not None:
+                objects.add(r.object_id)
+            elif r.key is not None:
+                if r.key.startswith(TOMB_KEY):
+                    tombs.add(int(r.key[len(TOMB_KEY):]))
+                else:
+                    keys.add(r.key)
+        elif isinstance(r, Event):
+            if r.kind is EventKind.FORGOTTEN:
+                delta.removed_objects.append(r.object_id)
+                tombs.add(r.object_id)
+            elif r.kind is EventKind.REVIVED:
+                delta.removed_tombstones.append(r.object_id)
+                objects.add(r.object_id)
+            elif r.object_id in state.objects:
+                objects.add(r.object_id)
+        else:
+            objects.update(r.missed)
+    delta.objects = [state.objects[i] for i in sorted(objects) if i in state.objects]
+    delta.tombstones = {i: state.tombstones[i] for i in sorted(tombs) if i in state.tombstones}
+    delta.rejections = {k: state.rejections[k] for k in sorted(keys)}
+    return delta

@@ -39,6 +39,11 @@ class EventKind(str, enum.Enum):
     MOVED = "MOVED"  # the object's settled place changed by more than the tight radius
     LOST = "LOST"  # belief fell below the lost line
     REACQUIRED = "REACQUIRED"  # a lost object was seen again and kept its identity
+    CORRECTED = "CORRECTED"  # a person (or program) corrected label, place or attributes
+    FORGOTTEN = "FORGOTTEN"  # removed from every read path; a tombstone remembers it
+    SUPPRESSED = "SUPPRESSED"  # a forgotten thing was seen again and kept out
+    REVIVED = "REVIVED"  # a forgotten thing came back with enough evidence to restore it
+    COMPACTED = "COMPACTED"  # maintenance thinned the observation log (object id 0)
 
     def __str__(self) -> str:
         return self.value
@@ -49,12 +54,17 @@ class ObjectStatus(str, enum.Enum):
 
     ``confirmed``: promoted and confidence >= ``publish_min`` (it is in :meth:`tracked`).
     ``tentative``: kept and still matchable (not yet promoted, or its confidence has faded).
+    ``doubted``: still above the lost line, but the camera looked where it should be and did
+    not see it (``doubt_after_misses`` times in a row).
     ``lost``: belief fell below ``lost_below``; remembered, and re-acquirable for a while.
+    ``forgotten``: removed on request; only its tombstone and the record remain.
     """
 
     CONFIRMED = "confirmed"
     TENTATIVE = "tentative"
+    DOUBTED = "doubted"
     LOST = "lost"
+    FORGOTTEN = "forgotten"
 
     def __str__(self) -> str:
         return self.value
@@ -190,6 +200,8 @@ class TrackedObject:
     track_id: str | None = None
     orientation: Quat | None = None
     lost_at: float | None = None
+    attributes: dict[str, Any] = field(default_factory=dict)
+    corrected_label: str | None = None  # a person's label, which the vote does not overturn
 
     def distance_to(self, point: Vec3) -> float:
         """Euclidean distance in metres from the object's centre to ``point``."""
@@ -222,6 +234,7 @@ class Observation:
     track_id: str | None = None
     orientation: Quat | None = None
     feature: np.ndarray | None = field(default=None, compare=False)
+    key: str | None = None  # rejected ones: "label@cell", or "tomb:<id>" when suppressed
 
 
 @dataclass(slots=True)
@@ -253,6 +266,7 @@ class Commit:
     reason: str | None
     n_detections: int
     camera: dict[str, Any] | None = None
+    missed: tuple[int, ...] = ()  # objects the camera looked at and did not see
 
 
 @dataclass(frozen=True, slots=True)
@@ -289,3 +303,44 @@ class RecallResult:
     confidence: float | None = None
     lost_at: float | None = None
     others: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEntry:
+    """One mutation of the memory: who, why, valid time, record time, and what it changed."""
+
+    commit: int
+    kind: str  # scan | correction | forget | maintenance
+    actor: str
+    reason: str | None
+    t: float  # valid (world) time
+    recorded_at: float  # record time: when the store wrote it
+    events: tuple[Event, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Tombstone:
+    """What remains of a forgotten object: enough to recognise it if it comes back."""
+
+    object_id: int
+    label: str
+    labels: tuple[str, ...]  # every label it was ever seen under
+    center: Vec3
+    size: Vec3
+    forgotten_at: float
+    reason: str | None
+    actor: str
+    suppressed: int  # sightings kept out since it was forgotten
+    last_suppressed: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class RejectionKey:
+    """Rejected evidence grouped by key, so a repeat is recognised rather than re-scored."""
+
+    key: str
+    reason: str
+    count: int
+    first_seq: int
+    last_seq: int
+    last_t: float

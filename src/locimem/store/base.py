@@ -7,21 +7,32 @@ and applying are the tracker's job.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from locimem.model import Commit, Event, Observation
 from locimem.tracker.apply import Record
-from locimem.tracker.state import ObjectState
+from locimem.tracker.state import ObjectState, RejectionState, TombstoneState
+
+
+@dataclass
+class StateDelta:
+    """What one commit changed in the materialised state, written with its records."""
+
+    objects: list[ObjectState] = field(default_factory=list)  # upserted
+    removed_objects: list[int] = field(default_factory=list)  # forgotten
+    tombstones: dict[int, TombstoneState] = field(default_factory=dict)  # upserted
+    removed_tombstones: list[int] = field(default_factory=list)  # revived
+    rejections: dict[str, RejectionState] = field(default_factory=dict)  # upserted
 
 
 class Store(Protocol):
     path: str
     read_only: bool
 
-    def append(self, scope: str, records: Sequence[Record],
-               objects: Iterable[ObjectState]) -> None:
-        """Write one commit's records and upsert the objects they touched, atomically."""
+    def append(self, scope: str, records: Sequence[Record], delta: StateDelta) -> None:
+        """Write one commit's records and the state they changed, atomically."""
 
     def counters(self) -> tuple[int, int, int]:
         """(next object id, next seq, next commit id) across every scope of the store."""

@@ -1,9 +1,12 @@
 """The SQLite schema, versioned, with named migrations recorded in the file.
 
 The log tables (``commits``, ``observations``, ``events``) are append-only and are the source of
-truth. ``objects`` is a materialised cache of the live state, written in the same transaction as
-the records that changed it. ``seq`` is one sequence shared by observations and events, so the
-two streams interleave into one total order for replay.
+truth (compaction may thin old observations, leaving a checkpoint that keeps replay
+exact).
+``objects``, ``tombstones`` and ``rejection_keys`` are a materialised cache of the live state,
+written in the same transaction as the records that changed it. ``seq`` is one sequence
+shared by observations and events, so the two streams interleave into one total order for
+replay.
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ CREATE TABLE commits (
     actor TEXT NOT NULL,
     reason TEXT,
     n_detections INTEGER NOT NULL,
-    camera TEXT
+    camera TEXT,
+    missed TEXT
 );
 CREATE INDEX commits_scope ON commits (scope, id);
 CREATE TABLE observations (
@@ -46,6 +50,7 @@ CREATE TABLE observations (
     track_id TEXT,
     orientation TEXT,
     feature BLOB,
+    key TEXT,
     CHECK ((object_id IS NULL) = (rejected IS NOT NULL))
 );
 CREATE INDEX observations_object ON observations (scope, object_id, seq);
@@ -81,9 +86,30 @@ CREATE TABLE objects (
     orientation TEXT,
     label_mass TEXT NOT NULL,
     feature BLOB,
-    n_features INTEGER NOT NULL
+    n_features INTEGER NOT NULL,
+    pinned_label TEXT,
+    attributes TEXT NOT NULL,
+    n_missed INTEGER NOT NULL
 );
 CREATE INDEX objects_scope ON objects (scope, id);
+CREATE TABLE tombstones (
+    id INTEGER PRIMARY KEY,
+    scope TEXT NOT NULL,
+    forgotten_at REAL NOT NULL,
+    data TEXT NOT NULL
+);
+CREATE INDEX tombstones_scope ON tombstones (scope, id);
+CREATE TABLE rejection_keys (
+    scope TEXT NOT NULL,
+    key TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    count INTEGER NOT NULL,
+    first_seq INTEGER NOT NULL,
+    last_seq INTEGER NOT NULL,
+    last_t REAL NOT NULL,
+    PRIMARY KEY (scope, key)
+);
+CREATE INDEX observations_key ON observations (scope, key) WHERE key IS NOT NULL;
 """
 
 

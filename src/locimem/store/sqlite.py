@@ -14,17 +14,18 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from locimem.errors import NotAStore, NotFound, ReadOnly, SchemaVersionError, StoreLocked
-from locimem.model import Commit, Event, EventKind, Observation
+from locimem.model import AuditEntry, Commit, Event, EventKind, Observation
+from locimem.store.base import StateDelta
 from locimem.store.schema import FORMAT, MIGRATIONS, SCHEMA_VERSION
 from locimem.tracker.apply import Record
-from locimem.tracker.state import ObjectState
+from locimem.tracker.state import ObjectState, RejectionState, TombstoneState
 
 try:  # POSIX advisory locks; elsewhere the single-writer rule is not enforced
     import fcntl
@@ -35,10 +36,14 @@ MEMORY = ":memory:"
 
 _OBS_COLUMNS = (
     "seq, commit_id, scope, t, idx, object_id, label, confidence, cx, cy, cz, sx, sy, sz, "
-    "weight, tier, rejected, track_id, orientation, feature"
+    "weight, tier, rejected, track_id, orientation, feature, key"
 )
 _EVENT_COLUMNS = "seq, commit_id, scope, t, kind, object_id, label, data"
-_COMMIT_COLUMNS = "id, scope, kind, t, recorded_at, actor, reason, n_detections, camera"
+_COMMIT_COLUMNS = "id, scope, kind, t, recorded_at, actor, reason, n_detections, camera, missed"
+_MAX_ID = 2**62
+_INSERT_OBS = f"INSERT INTO observations ({_OBS_COLUMNS}) VALUES ({', '.join('?' * 21)})"
+_INSERT_EVENT = f"INSERT INTO events ({_EVENT_COLUMNS}) VALUES ({', '.join('?' * 8)})"
+_INSERT_COMMIT = f"INSERT INTO commits ({_COMMIT_COLUMNS}) VALUES ({', '.join('?' * 10)})"
 
 
 _encode = json.JSONEncoder(separators=(",", ":"), sort_keys=True, allow_nan=False).encode
@@ -186,9 +191,8 @@ class SQLiteStore:
             raise
         conn.execute("COMMIT")
 
-    def append(self, scope: str, records: Sequence[Record],
-               objects: Iterable[ObjectState]) -> None:
-        """Append one commit's records and upsert the objects they changed, atomically."""
+    def append(self, scope: str, records: Sequence[Record], delta: StateDelta) -> None:
+        """Append one commit's records and write the state they changed, atomically."""
         commits, observations, events = [], [], []
         for r in records:
             if isinstance(r, Observation):
@@ -198,20 +202,37 @@ class SQLiteStore:
                                _dumps(r.data)))
             else:
                 commits.append((r.id, scope, r.kind, r.t, r.recorded_at, r.actor, r.reason,
-                                r.n_detections, None if r.camera is None else _dumps(r.camera)))
-        object_rows = [_object_row(scope, o) for o in objects]
+                                r.n_detections, None if r.camera is None else _dumps(r.camera),
+                                _dumps(list(r.missed)) if r.missed else None))
+        object_rows = [_object_row(scope, o) for o in delta.objects]
         with self.atomic() as conn:
-            conn.executemany(f"INSERT INTO commits ({_COMMIT_COLUMNS}) VALUES "
-                             "(?, ?, ?, ?, ?, ?, ?, ?, ?)", commits)
+            conn.executemany(_INSERT_COMMIT, commits)
             if observations:
-                conn.executemany(f"INSERT INTO observations ({_OBS_COLUMNS}) VALUES "
-                                 "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                                 observations)
+                conn.executemany(_INSERT_OBS, observations)
             if events:
-                conn.executemany(f"INSERT INTO events ({_EVENT_COLUMNS}) VALUES "
-                                 "(?, ?, ?, ?, ?, ?, ?, ?)", events)
+                conn.executemany(_INSERT_EVENT, events)
             if object_rows:
                 conn.executemany(_UPSERT_OBJECT, object_rows)
+            if delta.removed_objects:
+                conn.executemany("DELETE FROM objects WHERE id = ?",
+                                 [(i,) for i in delta.removed_objects])
+            if delta.tombstones:
+                conn.executemany(
+                    "INSERT OR REPLACE INTO tombstones (id, scope, forgotten_at, data) "
+                    "VALUES (?, ?, ?, ?)",
+                    [(i, scope, tomb.forgotten_at, _dumps(tomb.to_dict()))
+                     for i, tomb in delta.tombstones.items()],
+                )
+            if delta.removed_tombstones:
+                conn.executemany("DELETE FROM tombstones WHERE id = ?",
+                                 [(i,) for i in delta.removed_tombstones])
+            if delta.rejections:
+                conn.executemany(
+                    "INSERT OR REPLACE INTO rejection_keys (scope, key, reason, count, "
+                    "first_seq, last_seq, last_t) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [(scope, key, r.reason, r.count, r.first_seq, r.last_seq, r.last_t)
+                     for key, r in delta.rejections.items()],
+                )
 
     # -- reading state ------------------------------------------------------------------------
     def counters(self) -> tuple[int, int, int]:
@@ -237,35 +258,62 @@ class SQLiteStore:
         )
         return [_object_from_row(row) for row in rows]
 
-    def iter_log(self, scope: str) -> Iterator[Record]:
-        """Every record of ``scope`` in replay order: each commit, then its records by seq."""
+    def load_tombstones(self, scope: str) -> dict[int, TombstoneState]:
+        rows = self.conn.execute(
+            "SELECT id, data FROM tombstones WHERE scope = ? ORDER BY id", (scope,))
+        return {oid: TombstoneState.from_dict(json.loads(data)) for oid, data in rows}
+
+    def load_rejections(self, scope: str) -> dict[str, RejectionState]:
+        rows = self.conn.execute(
+            "SELECT key, reason, count, first_seq, last_seq, last_t FROM rejection_keys "
+            "WHERE scope = ? ORDER BY key", (scope,))
+        return {row[0]: RejectionState(*row[1:]) for row in rows}
+
+    def iter_log(self, scope: str, *, until_commit: int | None = None) -> Iterator[Record]:
+        """Every record of ``scope`` in replay order (each commit, then its records by seq),
+        up to and including commit ``until_commit``."""
         conn = self.conn
+        bound = (scope, until_commit if until_commit is not None else _MAX_ID)
         commits = (
             ((row[0], 0, 0), _commit_from_row(row))
             for row in conn.execute(
-                f"SELECT {_COMMIT_COLUMNS} FROM commits WHERE scope = ? ORDER BY id", (scope,)
+                f"SELECT {_COMMIT_COLUMNS} FROM commits WHERE scope = ? AND id <= ? ORDER BY id",
+                bound,
             )
         )
         observations = (
             ((row[1], 1, row[0]), _observation_from_row(row))
             for row in conn.execute(
-                f"SELECT {_OBS_COLUMNS} FROM observations WHERE scope = ? ORDER BY seq", (scope,)
+                f"SELECT {_OBS_COLUMNS} FROM observations WHERE scope = ? AND commit_id <= ? "
+                "ORDER BY seq", bound,
             )
         )
         events = (
             ((row[1], 1, row[0]), _event_from_row(row))
             for row in conn.execute(
-                f"SELECT {_EVENT_COLUMNS} FROM events WHERE scope = ? ORDER BY seq", (scope,)
+                f"SELECT {_EVENT_COLUMNS} FROM events WHERE scope = ? AND commit_id <= ? "
+                "ORDER BY seq", bound,
             )
         )
         for _, record in heapq.merge(commits, observations, events, key=lambda kv: kv[0]):
             yield record
 
     # -- reading the record -------------------------------------------------------------------
+    def last_commit_at(self, scope: str, *, t: float | None = None,
+                       recorded: float | None = None) -> int | None:
+        """The id of the last commit with valid time <= ``t`` (or record time <= ``recorded``);
+        None if there is none."""
+        column, bound = ("t", t) if t is not None else ("recorded_at", recorded)
+        row = self.conn.execute(
+            f"SELECT max(id) FROM commits WHERE scope = ? AND {column} <= ?", (scope, bound)
+        ).fetchone()
+        return row[0]
+
     def events(
         self, scope: str, *, kind: Sequence[str] | None = None, label: str | None = None,
         object_id: int | None = None, since: float | None = None, until: float | None = None,
-        limit: int | None = None, newest_first: bool = False,
+        limit: int | None = None, newest_first: bool = False, until_commit: int | None = None,
+        exclude_forgotten: bool = False,
     ) -> list[Event]:
         where, args = ["scope = ?"], [scope]
         if kind:
@@ -283,6 +331,12 @@ class SQLiteStore:
         if until is not None:
             where.append("t <= ?")
             args.append(until)
+        if until_commit is not None:
+            where.append("commit_id <= ?")
+            args.append(until_commit)
+        if exclude_forgotten:
+            where.append("object_id NOT IN (SELECT id FROM tombstones WHERE scope = ?)")
+            args.append(scope)
         sql = (f"SELECT {_EVENT_COLUMNS} FROM events WHERE {' AND '.join(where)} "
                f"ORDER BY seq {'DESC' if newest_first else 'ASC'}")
         if limit is not None:
@@ -291,28 +345,81 @@ class SQLiteStore:
         return [_event_from_row(row) for row in self.conn.execute(sql, args)]
 
     def observations(self, scope: str, *, object_id: int | None = None,
-                     rejected: bool | None = None, limit: int | None = None
-                     ) -> list[Observation]:
+                     rejected: bool | None = None, reason: str | None = None,
+                     key: str | None = None, limit: int | None = None,
+                     until_commit: int | None = None) -> list[Observation]:
         where, args = ["scope = ?"], [scope]
         if object_id is not None:
             where.append("object_id = ?")
             args.append(object_id)
         if rejected is not None:
             where.append("rejected IS NOT NULL" if rejected else "rejected IS NULL")
+        if reason is not None:
+            where.append("rejected = ?")
+            args.append(reason)
+        if key is not None:
+            where.append("key = ?")
+            args.append(key)
+        if until_commit is not None:
+            where.append("commit_id <= ?")
+            args.append(until_commit)
         sql = f"SELECT {_OBS_COLUMNS} FROM observations WHERE {' AND '.join(where)} ORDER BY seq"
         if limit is not None:
             sql += " LIMIT ?"
             args.append(limit)
         return [_observation_from_row(row) for row in self.conn.execute(sql, args)]
 
-    def history(self, scope: str, object_id: int) -> list[Observation | Event]:
+    def history(self, scope: str, object_id: int, *, until_commit: int | None = None
+                ) -> list[Observation | Event]:
         """Evidence and events of one object, in record order."""
         merged: list[Observation | Event] = [
-            *self.observations(scope, object_id=object_id),
-            *self.events(scope, object_id=object_id),
+            *self.observations(scope, object_id=object_id, until_commit=until_commit),
+            *self.events(scope, object_id=object_id, until_commit=until_commit),
         ]
         merged.sort(key=lambda r: r.seq)
         return merged
+
+    def audit(self, scope: str, *, since: float | None = None, until: float | None = None,
+              actor: str | None = None, object_id: int | None = None,
+              kinds: Sequence[str] | None = None, recorded_since: float | None = None,
+              recorded_until: float | None = None, limit: int | None = None,
+              until_commit: int | None = None) -> list[AuditEntry]:
+        """Commits that changed something (every non-scan commit, and scans with events),
+        with their events, oldest first."""
+        where = ["c.scope = ?", "(c.kind != 'scan' OR EXISTS "
+                 "(SELECT 1 FROM events e WHERE e.commit_id = c.id))"]
+        args: list[Any] = [scope]
+        for clause, value in (("c.t >= ?", since), ("c.t <= ?", until),
+                              ("c.actor = ?", actor), ("c.recorded_at >= ?", recorded_since),
+                              ("c.recorded_at <= ?", recorded_until),
+                              ("c.id <= ?", until_commit)):
+            if value is not None:
+                where.append(clause)
+                args.append(value)
+        if kinds:
+            where.append(f"c.kind IN ({', '.join('?' * len(kinds))})")
+            args.extend(kinds)
+        if object_id is not None:
+            where.append("EXISTS (SELECT 1 FROM events e WHERE e.commit_id = c.id "
+                         "AND e.object_id = ?)")
+            args.append(object_id)
+        sql = (f"SELECT {', '.join('c.' + c for c in _COMMIT_COLUMNS.split(', '))} "
+               f"FROM commits c WHERE {' AND '.join(where)} ORDER BY c.id")
+        if limit is not None:
+            sql += " LIMIT ?"
+            args.append(limit)
+        commits = [_commit_from_row(row) for row in self.conn.execute(sql, args)]
+        entries = []
+        for c in commits:
+            events = tuple(
+                _event_from_row(row) for row in self.conn.execute(
+                    f"SELECT {_EVENT_COLUMNS} FROM events WHERE commit_id = ? ORDER BY seq",
+                    (c.id,))
+                if object_id is None or row[5] == object_id
+            )
+            entries.append(AuditEntry(commit=c.id, kind=c.kind, actor=c.actor, reason=c.reason,
+                                      t=c.t, recorded_at=c.recorded_at, events=events))
+        return entries
 
     def commits(self, scope: str) -> list[Commit]:
         return [
@@ -340,6 +447,7 @@ def _observation_row(scope: str, o: Observation) -> tuple[Any, ...]:
         *o.center, *o.size, o.weight, o.tier, o.rejected, o.track_id,
         None if o.orientation is None else _dumps(list(o.orientation)),
         None if o.feature is None else o.feature.astype(np.float32).tobytes(),
+        o.key,
     )
 
 
@@ -352,7 +460,7 @@ def _observation_from_row(row: Sequence[Any]) -> Observation:
         confidence=row[7], center=(row[8], row[9], row[10]), size=(row[11], row[12], row[13]),
         weight=row[14], tier=row[15], rejected=row[16], track_id=row[17],
         orientation=None if row[18] is None else tuple(json.loads(row[18])),
-        feature=feature,
+        feature=feature, key=row[20],
     )
 
 
@@ -364,17 +472,19 @@ def _event_from_row(row: Sequence[Any]) -> Event:
 def _commit_from_row(row: Sequence[Any]) -> Commit:
     return Commit(id=row[0], kind=row[2], t=row[3], recorded_at=row[4], actor=row[5],
                   reason=row[6], n_detections=row[7],
-                  camera=None if row[8] is None else json.loads(row[8]))
+                  camera=None if row[8] is None else json.loads(row[8]),
+                  missed=() if row[9] is None else tuple(json.loads(row[9])))
 
 
 _OBJECT_COLUMNS = (
     "id, scope, label, cx, cy, cz, sx, sy, sz, px, py, pz, first_seen, last_seen, "
-    "n_detections, promoted, lost, lost_at, track_id, orientation, label_mass, feature, n_features"
+    "n_detections, promoted, lost, lost_at, track_id, orientation, label_mass, feature, "
+    "n_features, pinned_label, attributes, n_missed"
 )
 
 
 _UPSERT_OBJECT = (
-    f"INSERT INTO objects ({_OBJECT_COLUMNS}) VALUES ({', '.join('?' * 23)}) "
+    f"INSERT INTO objects ({_OBJECT_COLUMNS}) VALUES ({', '.join('?' * 26)}) "
     "ON CONFLICT (id) DO UPDATE SET "
     + ", ".join(f"{c} = excluded.{c}" for c in _OBJECT_COLUMNS.split(", ")[1:])
 )
@@ -387,7 +497,7 @@ def _object_row(scope: str, o: ObjectState) -> tuple[Any, ...]:
         None if o.orientation is None else _dumps(list(o.orientation)),
         _encode_fast(o.label_mass),
         None if o.feature is None else o.feature.astype(np.float64).tobytes(),
-        o.n_features,
+        o.n_features, o.pinned_label, _dumps(o.attributes), o.n_missed,
     )
 
 
@@ -399,5 +509,6 @@ def _object_from_row(row: Sequence[Any]) -> ObjectState:
         track_id=row[18], orientation=None if row[19] is None else tuple(json.loads(row[19])),
         label_mass=json.loads(row[20]),
         feature=None if row[21] is None else np.frombuffer(row[21], dtype=np.float64).copy(),
-        n_features=row[22],
+        n_features=row[22], pinned_label=row[23], attributes=json.loads(row[24]),
+        n_missed=row[25],
     )

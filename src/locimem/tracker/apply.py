@@ -10,9 +10,10 @@ from __future__ import annotations
 import numpy as np
 
 from locimem.model import Commit, Event, EventKind, Observation
-from locimem.tracker.state import MemoryState, ObjectState
+from locimem.tracker.state import MemoryState, ObjectState, RejectionState, TombstoneState
 
 Record = Commit | Observation | Event
+TOMB_KEY = "tomb:"  # rejection key prefix of a sighting suppressed by a tombstone
 
 
 def update_object(obj: ObjectState, obs: Observation) -> None:
@@ -25,6 +26,7 @@ def update_object(obj: ObjectState, obs: Observation) -> None:
     s, e = obj.size, obs.size
     obj.size = (s[0] + w * (e[0] - s[0]), s[1] + w * (e[1] - s[1]), s[2] + w * (e[2] - s[2]))
     obj.n_detections += 1
+    obj.n_missed = 0
     if obs.t > obj.last_seen:
         obj.last_seen = obs.t
     if obs.track_id is not None:
@@ -48,6 +50,7 @@ def apply(state: MemoryState, record: Record, lost_after_s: float) -> None:
     if isinstance(record, Observation):
         state.next_seq = max(state.next_seq, record.seq + 1)
         if record.object_id is None:
+            _apply_rejection(state, record)
             return
         obj = state.objects[record.object_id]
         update_object(obj, record)
@@ -62,12 +65,45 @@ def apply(state: MemoryState, record: Record, lost_after_s: float) -> None:
     if isinstance(record, Commit):
         state.next_commit = max(state.next_commit, record.id + 1)
         state.now = record.t if state.now is None else max(state.now, record.t)
+        for oid in record.missed:
+            state.objects[oid].n_missed += 1
         return
     raise TypeError(f"not a record: {type(record).__name__}")
 
 
+def _apply_rejection(state: MemoryState, obs: Observation) -> None:
+    key = obs.key
+    if key is None:
+        return
+    if key.startswith(TOMB_KEY):
+        tomb = state.tombstones[int(key[len(TOMB_KEY):])]
+        tomb.suppressed += 1
+        tomb.last_suppressed = obs.t
+        return
+    seen = state.rejections.get(key)
+    if seen is None:
+        state.rejections[key] = RejectionState(obs.rejected or "", 1, obs.seq, obs.seq, obs.t)
+    else:
+        seen.count += 1
+        seen.last_seq = obs.seq
+        seen.last_t = obs.t
+        seen.reason = obs.rejected or seen.reason
+
+
 def _apply_event(state: MemoryState, ev: Event, lost_after_s: float) -> None:
     kind, data = ev.kind, ev.data
+    if kind is EventKind.COMPACTED or kind is EventKind.SUPPRESSED:
+        return  # maintenance and suppression change no object (counts come from observations)
+    if kind is EventKind.REVIVED:
+        tomb = state.tombstones.pop(ev.object_id)
+        state.tomb_grid.remove(ev.object_id)
+        obj = tomb.obj
+        obj.lost = False
+        obj.lost_at = None
+        state.objects[obj.id] = obj
+        state.grid.set(obj.id, obj.center)
+        state.schedule_loss(obj, lost_after_s)
+        return
     if kind is EventKind.APPEARED:
         center = tuple(data["center"])
         obj = ObjectState(
@@ -98,5 +134,31 @@ def _apply_event(state: MemoryState, ev: Event, lost_after_s: float) -> None:
         obj.lost = False
         obj.lost_at = None
         state.schedule_loss(obj, lost_after_s)
+    elif kind is EventKind.CORRECTED:
+        _apply_correction(state, obj, data)
+    elif kind is EventKind.FORGOTTEN:
+        del state.objects[obj.id]
+        state.grid.remove(obj.id)
+        state.tombstones[obj.id] = TombstoneState(obj, ev.t, data["actor"], data["reason"])
+        state.tomb_grid.set(obj.id, obj.center)
     else:  # pragma: no cover - every kind is handled above
         raise ValueError(f"unknown event kind {kind}")
+
+
+def _apply_correction(state: MemoryState, obj: ObjectState, data: dict) -> None:
+    field = data["field"]
+    if field == "label":
+        if data.get("mass"):
+            obj.label_mass[data["to"]] = obj.label_mass.get(data["to"], 0.0) + data["mass"]
+        if data.get("pin"):
+            obj.pinned_label = data["to"]
+        obj.label = data["label_after"]
+    elif field == "center":
+        obj.center = obj.place = tuple(data["to"])  # type: ignore[assignment]
+        state.grid.set(obj.id, obj.center)
+    elif field == "attributes":
+        obj.attributes.update(data.get("set", {}))
+        for key in data.get("removed", []):
+            obj.attributes.pop(key, None)
+    else:  # pragma: no cover - decide only writes the fields above
+        raise ValueError(f"unknown corrected field {field!r}")

@@ -14,16 +14,18 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from locimem.config import TrackerConfig
 from locimem.model import Camera, Commit, Detection, Event, EventKind, Observation
-from locimem.tracker.apply import Record, update_object
+from locimem.tracker.apply import TOMB_KEY, Record, update_object
 from locimem.tracker.state import MemoryState, ObjectState
 
 TIERS = ("track", "tight", "drift", "reacquire")
 REJECT_LOW_CONFIDENCE = "below_min_confidence"
+REJECT_FORGOTTEN = "forgotten"  # a tombstone recognised it: suppressed
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,20 +56,15 @@ def decide(
         n_detections=len(detections),
         camera=camera.to_dict() if camera is not None else None,
     )
-    records: list[Record] = [commit]
-    seq = state.next_seq
+    out = RecordWriter(commit, state.next_seq)
     objects = state.objects
 
     # 1. Belief: objects unseen for longer than the lost line are LOST at this scan.
     lost_now: set[int] = set()
     for oid in state.due_for_loss(t, config.lost_after_s):
         obj = objects[oid]
-        conf = obj.confidence(t, config.tau_s)
-        records.append(
-            Event(seq, commit.id, t, EventKind.LOST, oid, obj.label,
-                  {"last_seen": obj.last_seen, "confidence": conf})
-        )
-        seq += 1
+        out.event(EventKind.LOST, oid, obj.label,
+                  {"last_seen": obj.last_seen, "confidence": obj.confidence(t, config.tau_s)})
         lost_now.add(oid)
 
     # 2. Association: tiers in order, greedy by distance inside each tier, one to one.
@@ -83,78 +80,132 @@ def decide(
     # 3. Records, detection by detection in input order.
     assignments: list[int | None] = []
     next_oid = state.next_object_id
+    suppressed: dict[int, int] = {}  # tombstone id -> sightings it kept out in this scan
+    revived: set[int] = set()
     for i, det in enumerate(detections):
         if i in rejected:
-            records.append(_observation(seq, commit.id, t, i, det, None, None, 1.0, rejected[i]))
-            seq += 1
+            out.observation(i, det, None, None, 1.0, rejected[i],
+                            key=rejection_key(det, config.tight_radius_m))
             assignments.append(None)
             continue
         hit = match.get(i)
-        if hit is None:  # a new identity
-            oid = next_oid
-            next_oid += 1
-            records.append(
-                Event(seq, commit.id, t, EventKind.APPEARED, oid, det.label,
-                      {"label": det.label, "center": list(det.center), "size": list(det.size)})
+        if hit is not None:
+            oid, tier, dist = hit
+            obj = objects[oid]
+            if obj.lost or oid in lost_now:
+                out.event(EventKind.REACQUIRED, oid, obj.label,
+                          {"lost_at": obj.lost_at if obj.lost else t, "gap_s": t - obj.last_seen})
+            weight = 1.0 if dist > config.tight_radius_m else max(
+                config.position_alpha, 1.0 / (obj.n_detections + 1)
             )
-            seq += 1
-            obs = _observation(seq, commit.id, t, i, det, oid, "new", 1.0, None)
-            seq += 1
-            records.append(obs)
-            if config.promote_after <= 1:
-                records.append(Event(seq, commit.id, t, EventKind.PROMOTED, oid, det.label,
-                                     {"n_detections": 1}))
-                seq += 1
+            _sighting(out, config, obj, out.observation(i, det, oid, tier, weight, None))
             assignments.append(oid)
             continue
 
-        oid, tier, dist = hit
-        obj = objects[oid]
-        if obj.lost or oid in lost_now:
-            gap = t - obj.last_seen
-            records.append(
-                Event(seq, commit.id, t, EventKind.REACQUIRED, oid, obj.label,
-                      {"lost_at": obj.lost_at if obj.lost else t, "gap_s": gap})
-            )
-            seq += 1
-        weight = 1.0 if dist > config.tight_radius_m else max(
-            config.position_alpha, 1.0 / (obj.n_detections + 1)
-        )
-        obs = _observation(seq, commit.id, t, i, det, oid, tier, weight, None)
-        seq += 1
-        records.append(obs)
-        after = obj.copy()
-        update_object(after, obs)
-        if not after.promoted and after.n_detections >= config.promote_after:
-            records.append(Event(seq, commit.id, t, EventKind.PROMOTED, oid, after.label,
-                                 {"n_detections": after.n_detections}))
-            seq += 1
-        voted = after.voted_label()
-        if voted != after.label:
-            records.append(Event(seq, commit.id, t, EventKind.LABEL_CHANGED, oid, voted,
-                                 {"from": after.label, "to": voted,
-                                  "votes": dict(sorted(after.label_mass.items()))}))
-            seq += 1
-        moved = math.dist(after.center, after.place)
-        if moved > config.tight_radius_m:
-            records.append(Event(seq, commit.id, t, EventKind.MOVED, oid, voted,
-                                 {"from": list(after.place), "to": list(after.center),
-                                  "distance_m": moved}))
-            seq += 1
+        tomb_id = _tombstone_match(state, config, det, revived)
+        if tomb_id is not None:
+            tomb = state.tombstones[tomb_id]
+            kept_out = tomb.suppressed + suppressed.get(tomb_id, 0)
+            if config.revive_after is not None and kept_out + 1 >= config.revive_after:
+                out.event(EventKind.REVIVED, tomb_id, tomb.obj.label,
+                          {"suppressed": kept_out, "forgotten_at": tomb.forgotten_at})
+                revived.add(tomb_id)
+                _sighting(out, config, tomb.obj,
+                          out.observation(i, det, tomb_id, "revive", 1.0, None))
+                assignments.append(tomb_id)
+                continue
+            last = tomb.last_suppressed
+            if tomb_id not in suppressed and (last is None or t - last > config.reacquire_window_s):
+                out.event(EventKind.SUPPRESSED, tomb_id, tomb.obj.label,
+                          {"forgotten_at": tomb.forgotten_at, "label": det.label,
+                           "center": list(det.center)})
+            suppressed[tomb_id] = suppressed.get(tomb_id, 0) + 1
+            rejected[i] = REJECT_FORGOTTEN
+            out.observation(i, det, None, None, 1.0, REJECT_FORGOTTEN, key=f"{TOMB_KEY}{tomb_id}")
+            assignments.append(None)
+            continue
+
+        oid = next_oid  # a new identity
+        next_oid += 1
+        out.event(EventKind.APPEARED, oid, det.label,
+                  {"label": det.label, "center": list(det.center), "size": list(det.size)})
+        out.observation(i, det, oid, "new", 1.0, None)
+        if config.promote_after <= 1:
+            out.event(EventKind.PROMOTED, oid, det.label, {"n_detections": 1})
         assignments.append(oid)
-    return Decision(records, tuple(assignments), rejected)
+    return Decision(out.records, tuple(assignments), rejected)
 
 
-def _observation(
-    seq: int, commit: int, t: float, index: int, det: Detection, oid: int | None,
-    tier: str | None, weight: float, rejected: str | None,
-) -> Observation:
-    return Observation(
-        seq=seq, commit=commit, t=t, index=index, label=det.label, confidence=det.confidence,
-        center=det.center, size=det.size, object_id=oid, tier=tier, weight=weight,
-        rejected=rejected, track_id=det.track_id, orientation=det.orientation,
-        feature=det.feature,
-    )
+class RecordWriter:
+    """Builds one commit's records, numbering them from ``next_seq``."""
+
+    def __init__(self, commit: Commit, next_seq: int) -> None:
+        self.commit = commit
+        self.records: list[Record] = [commit]
+        self.seq = next_seq
+
+    def event(self, kind: EventKind, oid: int, label: str, data: dict[str, Any]) -> Event:
+        ev = Event(self.seq, self.commit.id, self.commit.t, kind, oid, label, data)
+        self.seq += 1
+        self.records.append(ev)
+        return ev
+
+    def observation(self, index: int, det: Detection, oid: int | None, tier: str | None,
+                    weight: float, rejected: str | None, key: str | None = None) -> Observation:
+        obs = Observation(
+            seq=self.seq, commit=self.commit.id, t=self.commit.t, index=index, label=det.label,
+            confidence=det.confidence, center=det.center, size=det.size, object_id=oid,
+            tier=tier, weight=weight, rejected=rejected, track_id=det.track_id,
+            orientation=det.orientation, feature=det.feature, key=key,
+        )
+        self.seq += 1
+        self.records.append(obs)
+        return obs
+
+
+def _sighting(out: RecordWriter, config: TrackerConfig, obj: ObjectState,
+              obs: Observation) -> None:
+    """Events an accepted observation causes: PROMOTED, LABEL_CHANGED, MOVED."""
+    after = obj.copy()
+    update_object(after, obs)
+    oid = obj.id
+    if not after.promoted and after.n_detections >= config.promote_after:
+        out.event(EventKind.PROMOTED, oid, after.label, {"n_detections": after.n_detections})
+    voted = after.voted_label()
+    if voted != after.label:
+        out.event(EventKind.LABEL_CHANGED, oid, voted,
+                  {"from": after.label, "to": voted,
+                   "votes": dict(sorted(after.label_mass.items()))})
+    moved = math.dist(after.center, after.place)
+    if moved > config.tight_radius_m:
+        out.event(EventKind.MOVED, oid, voted,
+                  {"from": list(after.place), "to": list(after.center), "distance_m": moved})
+
+
+def rejection_key(det: Detection, cell_m: float) -> str:
+    """``label@i,j,k``: the label and the ``cell_m`` cube the detection fell in, so a repeat
+    of the same rejected sighting is recognised."""
+    c = det.center
+    return (f"{det.label}@{math.floor(c[0] / cell_m)},{math.floor(c[1] / cell_m)},"
+            f"{math.floor(c[2] / cell_m)}")
+
+
+def _tombstone_match(state: MemoryState, config: TrackerConfig, det: Detection,
+                     skip: set[int]) -> int | None:
+    """The nearest tombstone the detection looks like: within the drift radius, and with one
+    of its labels or (both having embeddings) a similar embedding."""
+    if not state.tombstones:
+        return None
+    for _, tid in state.tomb_grid.near(det.center, config.drift_radius_m):
+        if tid in skip:
+            continue
+        tomb = state.tombstones[tid]
+        if det.label in tomb.labels():
+            return tid
+        cos = _cosine(tomb.obj.feature, det.feature)
+        if cos is not None and cos >= config.feature_match_min:
+            return tid
+    return None
 
 
 def _cosine(a: np.ndarray | None, b: np.ndarray | None) -> float | None:

@@ -39,17 +39,24 @@ class ObjectState:
     orientation: Quat | None = None
     feature: np.ndarray | None = None  # unit-norm mean embedding (float64)
     n_features: int = 0
+    pinned_label: str | None = None  # a person's correction, which the vote does not overturn
+    attributes: dict[str, Any] = field(default_factory=dict)
+    n_missed: int = 0  # scans since the last sighting in which the camera looked and missed it
 
     def copy(self) -> ObjectState:
         return ObjectState(
             self.id, self.label, self.center, self.size, self.place, self.first_seen,
             self.last_seen, dict(self.label_mass), self.n_detections, self.promoted, self.lost,
             self.lost_at, self.track_id, self.orientation, self.feature, self.n_features,
+            self.pinned_label, dict(self.attributes), self.n_missed,
         )
 
     def voted_label(self) -> str:
-        """Argmax of the accumulated label mass. Ties keep the current label, else go to the
-        alphabetically first, so the vote never depends on the order masses were stored in."""
+        """The pinned (corrected) label if a person set one; else the argmax of the accumulated
+        label mass. Ties keep the current label, else go to the alphabetically first, so the
+        vote never depends on the order masses were stored in."""
+        if self.pinned_label is not None:
+            return self.pinned_label
         if not self.label_mass:
             return self.label
         top = max(self.label_mass.values())
@@ -80,7 +87,69 @@ class ObjectState:
             "orientation": list(self.orientation) if self.orientation else None,
             "feature": None if self.feature is None else self.feature.tolist(),
             "n_features": self.n_features,
+            "pinned_label": self.pinned_label,
+            "attributes": dict(sorted(self.attributes.items())),
+            "n_missed": self.n_missed,
         }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ObjectState:
+        """Inverse of :meth:`to_dict`."""
+        return cls(
+            id=d["id"], label=d["label"], center=tuple(d["center"]), size=tuple(d["size"]),
+            place=tuple(d["place"]), first_seen=d["first_seen"], last_seen=d["last_seen"],
+            label_mass=dict(d["label_mass"]), n_detections=d["n_detections"],
+            promoted=d["promoted"], lost=d["lost"], lost_at=d["lost_at"], track_id=d["track_id"],
+            orientation=None if d["orientation"] is None else tuple(d["orientation"]),
+            feature=None if d["feature"] is None else np.asarray(d["feature"], dtype=np.float64),
+            n_features=d["n_features"], pinned_label=d.get("pinned_label"),
+            attributes=dict(d.get("attributes", {})), n_missed=d.get("n_missed", 0),
+        )
+
+
+@dataclass(slots=True)
+class TombstoneState:
+    """A forgotten object, kept whole so it can be recognised (and, if allowed, revived)."""
+
+    obj: ObjectState
+    forgotten_at: float
+    actor: str
+    reason: str | None
+    suppressed: int = 0
+    last_suppressed: float | None = None
+
+    def labels(self) -> set[str]:
+        return {self.obj.label, *self.obj.label_mass}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "object": self.obj.to_dict(),
+            "forgotten_at": self.forgotten_at,
+            "actor": self.actor,
+            "reason": self.reason,
+            "suppressed": self.suppressed,
+            "last_suppressed": self.last_suppressed,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> TombstoneState:
+        return cls(ObjectState.from_dict(d["object"]), d["forgotten_at"], d["actor"],
+                   d["reason"], d["suppressed"], d["last_suppressed"])
+
+
+@dataclass(slots=True)
+class RejectionState:
+    """Rejected detections that share a key (label and place cell)."""
+
+    reason: str
+    count: int
+    first_seq: int
+    last_seq: int
+    last_t: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"reason": self.reason, "count": self.count, "first_seq": self.first_seq,
+                "last_seq": self.last_seq, "last_t": self.last_t}
 
 
 class MemoryState:
@@ -93,7 +162,10 @@ class MemoryState:
         self.next_seq = 1
         self.next_commit = 1
         self.feature_dim: int | None = None
+        self.tombstones: dict[int, TombstoneState] = {}
+        self.rejections: dict[str, RejectionState] = {}
         self.grid = SpatialGrid(grid_cell_m)
+        self.tomb_grid = SpatialGrid(grid_cell_m)
         # loss queue: (deadline, id) for objects not lost; stale entries are refreshed lazily
         self._loss_queue: list[tuple[float, int]] = []
 
@@ -108,6 +180,9 @@ class MemoryState:
         self.grid = SpatialGrid(self.grid.cell_m)
         for obj in self.objects.values():
             self.grid.set(obj.id, obj.center)
+        self.tomb_grid = SpatialGrid(self.grid.cell_m)
+        for oid, tomb in self.tombstones.items():
+            self.tomb_grid.set(oid, tomb.obj.center)
         self._loss_queue = [
             (o.last_seen + lost_after_s, o.id) for o in self.objects.values() if not o.lost
         ]
@@ -139,4 +214,6 @@ class MemoryState:
             "now": self.now,
             "feature_dim": self.feature_dim,
             "objects": {oid: o.to_dict() for oid, o in sorted(self.objects.items())},
+            "tombstones": {oid: t.to_dict() for oid, t in sorted(self.tombstones.items())},
+            "rejections": {k: r.to_dict() for k, r in sorted(self.rejections.items())},
         }

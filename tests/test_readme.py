@@ -18,22 +18,27 @@ def _python_blocks() -> list[str]:
 
 def test_quick_start_runs_and_prints_what_it_claims(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    (block,) = _python_blocks()
+    blocks = _python_blocks()
+    assert len(blocks) == 2
     out = io.StringIO()
+    namespace: dict[str, object] = {}
     with contextlib.redirect_stdout(out):
-        exec(compile(block, "README.md", "exec"), {})
-    printed = out.getvalue().splitlines()
-    # every "# <expected>" comment that follows a print(...) line is checked
-    expected = [
-        line.split("# ", 1)[1].split(":")[0].strip()
-        for line in block.splitlines()
-        if line.strip().startswith("print(") and "# " in line
+        for block in blocks:  # the second continues from the first's store
+            exec(compile(block, "README.md", "exec"), namespace)
+    assert out.getvalue().splitlines() == [
+        "(1,)",
+        "[('APPEARED', 1), ('PROMOTED', 1)]",
+        "cup confirmed 1.0",
+        "The cup (#1) is at (0.40, 0.10, 0.90); last seen just now (t=10.0 s).",
+        "vase {'cup': 5.4}",
+        "(None,) {0: 'forgotten'}",
+        "[('correction', 'alice', 'it is a vase, not a cup'), ('forget', 'alice', 'not ours')]",
     ]
-    assert printed[0] == "(1,)"
-    assert printed[1] == "[('APPEARED', 1), ('PROMOTED', 1)]"
-    assert printed[2] == "cup confirmed 1.0"
-    assert printed[3] == "The cup (#1) is at (0.40, 0.10, 0.90); last seen just now (t=10.0 s)."
-    assert expected[0] == "(1,)" and expected[1] == "cup confirmed 1.0"
+    # and the comments in the README say the same
+    text = "\n".join(blocks)
+    for claim in ("# (1,)", "# cup confirmed 1.0", "# vase {'cup': 5.4}",
+                  "# (None,) {0: 'forgotten'}"):
+        assert claim in text
     assert (tmp_path / "home.loci").exists()
 
 
@@ -47,7 +52,7 @@ def test_the_two_setup_commands_are_the_ci_command():
 
 def test_every_documented_command_has_help():
     commands = sorted(set(re.findall(r"^\| `locimem (\w+)", README.read_text(), flags=re.M)))
-    assert commands == ["bench", "demo", "events", "inspect", "recall"]
+    assert commands == ["audit", "bench", "compact", "demo", "events", "inspect", "recall"]
     for command in commands:
         proc = subprocess.run([sys.executable, "-m", "locimem", command, "--help"],
                               capture_output=True, text=True, check=False)

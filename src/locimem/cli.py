@@ -20,6 +20,8 @@ EPILOG = """examples:
   locimem inspect home.loci          what a store holds, per scope
   locimem events home.loci --kind MOVED --since 60
   locimem recall home.loci cup       what the memory knows about the cup
+  locimem audit home.loci --actor alice
+  locimem compact home.loci --dry-run
   locimem bench                      ingest and open-time figures
 """
 
@@ -189,10 +191,53 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    if args.suite == "retention":
+        from locimem.bench.retention import run_retention_suite
+
+        run_retention_suite(sys.stdout, minutes=args.minutes)
+        return 0
     from locimem.bench import run_ingest_suite
 
     sizes = [int(s) for s in args.objects.split(",")]
     run_ingest_suite(sizes, args.scans, args.open_observations, sys.stdout)
+    return 0
+
+
+def cmd_compact(args: argparse.Namespace) -> int:
+    with ObjectMemory.open(args.store, scope=args.scope or "default",
+                           read_only=args.dry_run) as mem:
+        before = mem.store.count("observations", mem.scope)
+        r = mem.compact(older_than_s=args.older_than, trail_s=args.trail, dry_run=args.dry_run,
+                        actor=args.actor, reason=args.reason)
+    if r.horizon_commit is None or r.examined == 0:
+        print(f"nothing to compact: no observations older than {args.older_than:g} s "
+              "that a previous compaction has not already thinned")
+        return 0
+    verb = "would remove" if r.dry_run else "removed"
+    print(f"{'dry run: ' if r.dry_run else ''}examined {r.examined:,} observations up to "
+          f"t={r.horizon_t:.1f} s (commit {r.horizon_commit}); {verb} {r.removed:,}, "
+          f"kept {r.kept:,}; the log {'has' if r.dry_run else 'had'} {before:,} observations")
+    return 0
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    with ObjectMemory.open(args.store, scope=args.scope or "default", read_only=True) as mem:
+        entries = mem.audit(since=args.since, actor=args.actor, object_id=args.object,
+                            kind=args.kind, limit=args.limit)
+    for e in entries:
+        if args.json:
+            print(json.dumps({"commit": e.commit, "kind": e.kind, "actor": e.actor,
+                              "reason": e.reason, "t": e.t, "recorded_at": e.recorded_at,
+                              "events": [{"kind": ev.kind.value, "object_id": ev.object_id,
+                                          "data": ev.data} for ev in e.events]},
+                             sort_keys=True))
+            continue
+        why = f" ({e.reason})" if e.reason else ""
+        print(f"t={e.t:9.2f} s  {e.kind:<11} by {e.actor}{why}")
+        for ev in e.events:
+            print(f"              {format_event(ev)}")
+    if not entries and not args.json:
+        print("no audit entries match")
     return 0
 
 
@@ -241,8 +286,37 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name", metavar="NAME", help="what to recall, e.g. cup")
     p.set_defaults(func=cmd_recall)
 
-    p = sub.add_parser("bench", help="measure ingest (1k and 10k objects, 30 detections a scan) "
-                       "beside the raw SQLite append floor, and open time")
+    p = store_command("audit", "who changed what, when and why: scans that changed something, "
+                      "corrections, forgetting, maintenance")
+    p.add_argument("--since", type=float, help="only entries at or after this valid time (s)")
+    p.add_argument("--actor", help="only entries by this actor")
+    p.add_argument("--object", type=int, help="only entries touching this object id")
+    p.add_argument("--kind", choices=["scan", "correction", "forget", "maintenance"],
+                   help="only this kind of commit")
+    p.add_argument("--limit", type=int, help="at most this many")
+    p.set_defaults(func=cmd_audit)
+
+    p = sub.add_parser("compact", help="bound the observation log: thin old observations to "
+                       "first, last, every change and a trail (events and audit kept whole)")
+    p.add_argument("store", metavar="STORE", help="path of a locimem store file")
+    p.add_argument("--scope", help="the scope to compact (default: 'default')")
+    p.add_argument("--older-than", type=float, default=600.0, metavar="S",
+                   help="thin only observations older than S seconds before the latest scan "
+                        "(default 600)")
+    p.add_argument("--trail", type=float, default=10.0, metavar="S",
+                   help="keep one sighting per object per S seconds (default 10)")
+    p.add_argument("--dry-run", action="store_true", help="report what would go; write nothing")
+    p.add_argument("--actor", default="maintenance", help="who is compacting (for the audit)")
+    p.add_argument("--reason", help="why (for the audit)")
+    p.set_defaults(func=cmd_compact)
+
+    p = sub.add_parser("bench", help="benchmarks: ingest (default: 1k and 10k objects, 30 "
+                       "detections a scan, beside the raw SQLite append floor, and open time) "
+                       "or retention (log bytes per object-hour with and without compaction)")
+    p.add_argument("suite", nargs="?", default="ingest", choices=["ingest", "retention"],
+                   help="which benchmark (default: ingest)")
+    p.add_argument("--minutes", type=float, default=10.0,
+                   help="retention: minutes of 30 Hz stream to simulate (default 10)")
     p.add_argument("--objects", default="1000,10000",
                    help="comma-separated store sizes (default: 1000,10000)")
     p.add_argument("--scans", type=int, default=300, help="measured scans per size (300)")

@@ -15,6 +15,7 @@ from typing import Any
 from locimem.check import (
     check_attributes,
     check_label,
+    check_positive,
     check_scope,
     check_text,
     check_time,
@@ -22,18 +23,28 @@ from locimem.check import (
 )
 from locimem.config import TrackerConfig
 from locimem.errors import InvalidInput, ReadOnly
-from locimem.model import Camera, Detection, Event, EventKind, Observation, ScanResult
+from locimem.model import (
+    Camera,
+    Commit,
+    CompactionReport,
+    Detection,
+    Event,
+    EventKind,
+    Observation,
+    ScanResult,
+)
 from locimem.query.reader import MemoryReader
 from locimem.store.base import StateDelta, Store
 from locimem.store.sqlite import MEMORY, SQLiteStore
 from locimem.tracker.apply import TOMB_KEY, Record, apply
-from locimem.tracker.decide import decide
+from locimem.tracker.decide import RecordWriter, decide
 from locimem.tracker.governance import (
     decide_attributes,
     decide_forget,
     decide_move,
     decide_relabel,
 )
+from locimem.tracker.retention import CHANGE_KINDS, select_kept
 from locimem.tracker.state import MemoryState, ObjectState
 
 __all__ = ["ObjectMemory"]
@@ -123,9 +134,17 @@ class ObjectMemory(MemoryReader):
     def _load_state(self, *, from_log: bool, until_commit: int | None = None) -> MemoryState:
         store = self.store
         lost_after = self._config.lost_after_s
-        state = MemoryState(grid_cell_m=self._config.drift_radius_m)
+        cell = self._config.drift_radius_m
+        state = MemoryState(grid_cell_m=cell)
         if from_log:
-            for record in store.iter_log(self._scope, until_commit=until_commit):
+            # the newest checkpoint at or before the bound, then the log after it
+            checkpoint = store.latest_checkpoint(self._scope, until_commit)
+            after = 0
+            if checkpoint is not None:
+                after, snapshot = checkpoint
+                state = MemoryState.from_snapshot(snapshot, cell)
+            for record in store.iter_log(self._scope, after_commit=after,
+                                         until_commit=until_commit):
                 apply(state, record, lost_after)
         else:
             for obj in store.load_objects(self._scope):
@@ -146,8 +165,9 @@ class ObjectMemory(MemoryReader):
         return state
 
     def rebuild_from_log(self) -> MemoryState:
-        """Replay this scope's whole record into a fresh state (the materialised cache is not
-        read). The live memory is unchanged; compare ``snapshot()`` of both to check the cache."""
+        """Replay this scope's record into a fresh state, from its newest checkpoint (if a
+        compaction wrote one) — the materialised cache is not read. The live memory is
+        unchanged; compare ``snapshot()`` of both to check the cache."""
         return self._load_state(from_log=True)
 
     def as_of(self, t: float | None = None, *, recorded: float | None = None) -> MemoryReader:
@@ -319,6 +339,58 @@ class ObjectMemory(MemoryReader):
         records = decide_forget(self._state, obj, when, actor, reason, recorded)
         self._commit(records)
         return records[-1]  # type: ignore[return-value]
+
+
+    # -- maintenance --------------------------------------------------------------------------
+    def compact(self, *, older_than_s: float = 600.0, trail_s: float = 10.0,
+                dry_run: bool = False, actor: str = "maintenance",
+                reason: str | None = None) -> CompactionReport:
+        """Bound the observation log: thin observations older than ``older_than_s`` (before
+        the latest scan) to, per object, the first and last sighting, every sighting where its
+        place or label changed, and one sighting per ``trail_s`` seconds. Events, tombstones and
+        the audit trail are kept whole.
+
+        A checkpoint of the exact state at the horizon is stored in the same transaction, so
+        replay (``rebuild_from_log``, reopening, ``as_of`` at or after the horizon) stays
+        exact; ``as_of`` a time inside a thinned stretch is exact for events and labels and
+        accurate to the trail for positions and counts. ``dry_run`` reports without writing.
+        """
+        if not dry_run:
+            self._writable("compact")
+        older = check_positive(older_than_s, "older_than_s", allow_zero=True)
+        trail = check_positive(trail_s, "trail_s")
+        actor = check_text(actor, "actor")
+        reason = None if reason is None else check_text(reason, "reason", max_chars=1000)
+        store, scope = self.store, self._scope
+        now = self._state.now
+        horizon = None if now is None else store.last_commit_at(scope, t=now - older)
+        previous = store.latest_checkpoint(scope)
+        after = 0 if previous is None else previous[0]
+        if horizon is None or horizon <= after:
+            return CompactionReport(horizon, None, 0, 0, dry_run)
+        rows = store.observation_meta(scope, after, horizon)
+        changes = store.change_commits(scope, after, horizon, CHANGE_KINDS)
+        kept = select_kept(rows, changes, trail)
+        dropped = [row.seq for row in rows if row.seq not in kept]
+        state_at = self._load_state(from_log=True, until_commit=horizon)
+        report = CompactionReport(horizon, state_at.now, len(rows), len(dropped), dry_run)
+        if dry_run:
+            return report
+        out = RecordWriter(
+            Commit(id=self._state.next_commit, kind="maintenance", t=float(now or 0.0),
+                   recorded_at=float(self._clock()), actor=actor, reason=reason,
+                   n_detections=0),
+            self._state.next_seq,
+        )
+        out.event(EventKind.COMPACTED, 0, "", {
+            "horizon_commit": horizon, "horizon_t": state_at.now, "examined": len(rows),
+            "removed": len(dropped), "trail_s": trail,
+        })
+        store.compact(scope, checkpoint_commit=horizon, checkpoint_t=state_at.now or 0.0,
+                      state=state_at.snapshot(), delete_seqs=dropped, records=out.records)
+        for record in out.records:
+            apply(self._state, record, self._config.lost_after_s)
+        return report
 
 
 def _delta(state: MemoryState, records: Sequence[Record]) -> StateDelta:

@@ -344,3 +344,18 @@ class RejectionKey:
     first_seq: int
     last_seq: int
     last_t: float
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionReport:
+    """What ``compact()`` did (or, with ``dry_run``, would do)."""
+
+    horizon_commit: int | None  # observations at or before this commit were examined
+    horizon_t: float | None
+    examined: int
+    removed: int
+    dry_run: bool
+
+    @property
+    def kept(self) -> int:
+        return self.examined - self.removed

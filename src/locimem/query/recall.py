@@ -7,11 +7,13 @@ from collections.abc import Iterable
 
 from locimem.config import TrackerConfig
 from locimem.model import ObjectStatus, RecallResult
+from locimem.query.hedge import hedged_sentence
 from locimem.query.views import status_of
 from locimem.tracker.state import ObjectState
 
 _ARTICLES = {"the", "a", "an", "my", "our", "your", "this", "that"}
-_RANK = {ObjectStatus.CONFIRMED: 0, ObjectStatus.TENTATIVE: 1, ObjectStatus.LOST: 2}
+_RANK = {ObjectStatus.CONFIRMED: 0, ObjectStatus.TENTATIVE: 1, ObjectStatus.DOUBTED: 2,
+         ObjectStatus.LOST: 3}
 
 
 def name_words(name: str) -> tuple[str, ...]:
@@ -67,7 +69,7 @@ def recall(name: str, objects: Iterable[ObjectState], now: float | None,
     return RecallResult(
         query=name,
         found=True,
-        text=describe_recall(best, status, now),
+        text=hedged_sentence(best, status, now),
         object_id=best.id,
         label=best.label,
         status=status,
@@ -77,31 +79,3 @@ def recall(name: str, objects: Iterable[ObjectState], now: float | None,
         lost_at=best.lost_at,
         others=tuple(o.id for o in ranked[1:]),
     )
-
-
-def _place(c: tuple[float, float, float]) -> str:
-    return f"({c[0]:.2f}, {c[1]:.2f}, {c[2]:.2f})"
-
-
-def _ago(seconds: float) -> str:
-    if seconds < 1.0:
-        return "just now"
-    if seconds < 120:
-        return f"{seconds:.0f} s ago"
-    if seconds < 7200:
-        return f"{seconds / 60:.0f} min ago"
-    return f"{seconds / 3600:.1f} h ago"
-
-
-def describe_recall(obj: ObjectState, status: ObjectStatus, now: float) -> str:
-    """One sentence whose certainty matches the belief: present tense only when confirmed."""
-    name = f"the {obj.label} (#{obj.id})"
-    seen = f"last seen {_ago(now - obj.last_seen)} (t={obj.last_seen:.1f} s)"
-    if status is ObjectStatus.CONFIRMED:
-        return f"{name.capitalize()} is at {_place(obj.center)}; {seen}."
-    if status is ObjectStatus.TENTATIVE:
-        return (f"{name.capitalize()} was {seen} at {_place(obj.center)}; "
-                "I have not seen it since, so it may have moved.")
-    lost_at = obj.lost_at if obj.lost_at is not None else now
-    return (f"{name.capitalize()} is lost: {seen} at {_place(obj.center)} and not seen since; "
-            f"I gave it up at t={lost_at:.1f} s.")

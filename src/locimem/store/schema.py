@@ -110,6 +110,13 @@ CREATE TABLE rejection_keys (
     PRIMARY KEY (scope, key)
 );
 CREATE INDEX observations_key ON observations (scope, key) WHERE key IS NOT NULL;
+CREATE TABLE checkpoints (
+    scope TEXT NOT NULL,
+    commit_id INTEGER NOT NULL,
+    t REAL NOT NULL,
+    state BLOB NOT NULL,
+    PRIMARY KEY (scope, commit_id)
+);
 """
 
 

@@ -14,6 +14,7 @@ import json
 import os
 import sqlite3
 import time
+import zlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from locimem.model import AuditEntry, Commit, Event, EventKind, Observation
 from locimem.store.base import StateDelta
 from locimem.store.schema import FORMAT, MIGRATIONS, SCHEMA_VERSION
 from locimem.tracker.apply import Record
+from locimem.tracker.retention import ObservationMeta
 from locimem.tracker.state import ObjectState, RejectionState, TombstoneState
 
 try:  # POSIX advisory locks; elsewhere the single-writer rule is not enforced
@@ -193,46 +195,63 @@ class SQLiteStore:
 
     def append(self, scope: str, records: Sequence[Record], delta: StateDelta) -> None:
         """Append one commit's records and write the state they changed, atomically."""
-        commits, observations, events = [], [], []
-        for r in records:
-            if isinstance(r, Observation):
-                observations.append(_observation_row(scope, r))
-            elif isinstance(r, Event):
-                events.append((r.seq, r.commit, scope, r.t, r.kind.value, r.object_id, r.label,
-                               _dumps(r.data)))
-            else:
-                commits.append((r.id, scope, r.kind, r.t, r.recorded_at, r.actor, r.reason,
-                                r.n_detections, None if r.camera is None else _dumps(r.camera),
-                                _dumps(list(r.missed)) if r.missed else None))
-        object_rows = [_object_row(scope, o) for o in delta.objects]
+        rows = _record_rows(scope, records)
         with self.atomic() as conn:
-            conn.executemany(_INSERT_COMMIT, commits)
-            if observations:
-                conn.executemany(_INSERT_OBS, observations)
-            if events:
-                conn.executemany(_INSERT_EVENT, events)
-            if object_rows:
-                conn.executemany(_UPSERT_OBJECT, object_rows)
-            if delta.removed_objects:
-                conn.executemany("DELETE FROM objects WHERE id = ?",
-                                 [(i,) for i in delta.removed_objects])
-            if delta.tombstones:
-                conn.executemany(
-                    "INSERT OR REPLACE INTO tombstones (id, scope, forgotten_at, data) "
-                    "VALUES (?, ?, ?, ?)",
-                    [(i, scope, tomb.forgotten_at, _dumps(tomb.to_dict()))
-                     for i, tomb in delta.tombstones.items()],
-                )
-            if delta.removed_tombstones:
-                conn.executemany("DELETE FROM tombstones WHERE id = ?",
-                                 [(i,) for i in delta.removed_tombstones])
-            if delta.rejections:
-                conn.executemany(
-                    "INSERT OR REPLACE INTO rejection_keys (scope, key, reason, count, "
-                    "first_seq, last_seq, last_t) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    [(scope, key, r.reason, r.count, r.first_seq, r.last_seq, r.last_t)
-                     for key, r in delta.rejections.items()],
-                )
+            _write(conn, scope, rows, delta)
+
+    def compact(self, scope: str, *, checkpoint_commit: int, checkpoint_t: float,
+                state: dict[str, Any], delete_seqs: Sequence[int],
+                records: Sequence[Record]) -> None:
+        """In one transaction: store the state as it was after ``checkpoint_commit``, delete
+        the thinned observations (all at or before it) and append the maintenance records."""
+        rows = _record_rows(scope, records)
+        blob = zlib.compress(_dumps(state).encode(), 6)
+        with self.atomic() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO checkpoints (scope, commit_id, t, state) "
+                "VALUES (?, ?, ?, ?)", (scope, checkpoint_commit, checkpoint_t, blob))
+            conn.executemany("DELETE FROM observations WHERE seq = ? AND scope = ?",
+                             [(seq, scope) for seq in delete_seqs])
+            _write(conn, scope, rows, StateDelta())
+
+    def latest_checkpoint(self, scope: str, until_commit: int | None = None
+                          ) -> tuple[int, dict[str, Any]] | None:
+        """(commit id, state snapshot) of the newest checkpoint at or before ``until_commit``."""
+        row = self.conn.execute(
+            "SELECT commit_id, state FROM checkpoints WHERE scope = ? AND commit_id <= ? "
+            "ORDER BY commit_id DESC LIMIT 1",
+            (scope, _MAX_ID if until_commit is None else until_commit)).fetchone()
+        if row is None:
+            return None
+        return row[0], json.loads(zlib.decompress(row[1]))
+
+    def observation_meta(self, scope: str, after_commit: int, until_commit: int
+                         ) -> list[ObservationMeta]:
+        """Seq, commit, time, object and key of the observations in a commit range."""
+        rows = self.conn.execute(
+            "SELECT seq, commit_id, t, object_id, key FROM observations WHERE scope = ? AND "
+            "commit_id > ? AND commit_id <= ? ORDER BY seq", (scope, after_commit, until_commit))
+        return [ObservationMeta(*row) for row in rows]
+
+    def change_commits(self, scope: str, after_commit: int, until_commit: int,
+                       kinds: Sequence[str]) -> set[tuple[int, int]]:
+        """(object id, commit id) pairs with an event of one of ``kinds`` in a commit range."""
+        rows = self.conn.execute(
+            f"SELECT object_id, commit_id FROM events WHERE scope = ? AND commit_id > ? AND "
+            f"commit_id <= ? AND kind IN ({', '.join('?' * len(kinds))})",
+            (scope, after_commit, until_commit, *kinds))
+        return {(a, b) for a, b in rows}
+
+    def table_bytes(self, table: str) -> int | None:
+        """Bytes of a table and its indexes on disk (None where SQLite lacks ``dbstat``)."""
+        try:
+            row = self.conn.execute(
+                "SELECT sum(pgsize) FROM dbstat WHERE name = ? OR name IN "
+                "(SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ?)",
+                (table, table)).fetchone()
+        except sqlite3.OperationalError:
+            return None
+        return row[0]
 
     # -- reading state ------------------------------------------------------------------------
     def counters(self) -> tuple[int, int, int]:
@@ -269,30 +288,31 @@ class SQLiteStore:
             "WHERE scope = ? ORDER BY key", (scope,))
         return {row[0]: RejectionState(*row[1:]) for row in rows}
 
-    def iter_log(self, scope: str, *, until_commit: int | None = None) -> Iterator[Record]:
+    def iter_log(self, scope: str, *, after_commit: int = 0,
+                 until_commit: int | None = None) -> Iterator[Record]:
         """Every record of ``scope`` in replay order (each commit, then its records by seq),
-        up to and including commit ``until_commit``."""
+        from after commit ``after_commit`` up to and including ``until_commit``."""
         conn = self.conn
-        bound = (scope, until_commit if until_commit is not None else _MAX_ID)
+        bound = (scope, after_commit, until_commit if until_commit is not None else _MAX_ID)
         commits = (
             ((row[0], 0, 0), _commit_from_row(row))
             for row in conn.execute(
-                f"SELECT {_COMMIT_COLUMNS} FROM commits WHERE scope = ? AND id <= ? ORDER BY id",
-                bound,
+                f"SELECT {_COMMIT_COLUMNS} FROM commits WHERE scope = ? AND id > ? AND id <= ? "
+                "ORDER BY id", bound,
             )
         )
         observations = (
             ((row[1], 1, row[0]), _observation_from_row(row))
             for row in conn.execute(
-                f"SELECT {_OBS_COLUMNS} FROM observations WHERE scope = ? AND commit_id <= ? "
-                "ORDER BY seq", bound,
+                f"SELECT {_OBS_COLUMNS} FROM observations WHERE scope = ? AND commit_id > ? "
+                "AND commit_id <= ? ORDER BY seq", bound,
             )
         )
         events = (
             ((row[1], 1, row[0]), _event_from_row(row))
             for row in conn.execute(
-                f"SELECT {_EVENT_COLUMNS} FROM events WHERE scope = ? AND commit_id <= ? "
-                "ORDER BY seq", bound,
+                f"SELECT {_EVENT_COLUMNS} FROM events WHERE scope = ? AND commit_id > ? "
+                "AND commit_id <= ? ORDER BY seq", bound,
             )
         )
         for _, record in heapq.merge(commits, observations, events, key=lambda kv: kv[0]):
@@ -438,6 +458,53 @@ class SQLiteStore:
 
     def scopes(self) -> list[str]:
         return [r[0] for r in self.conn.execute("SELECT DISTINCT scope FROM commits ORDER BY 1")]
+
+
+def _record_rows(scope: str, records: Sequence[Record]) -> tuple[list, list, list]:
+    commits, observations, events = [], [], []
+    for r in records:
+        if isinstance(r, Observation):
+            observations.append(_observation_row(scope, r))
+        elif isinstance(r, Event):
+            events.append((r.seq, r.commit, scope, r.t, r.kind.value, r.object_id, r.label,
+                           _dumps(r.data)))
+        else:
+            commits.append((r.id, scope, r.kind, r.t, r.recorded_at, r.actor, r.reason,
+                            r.n_detections, None if r.camera is None else _dumps(r.camera),
+                            _dumps(list(r.missed)) if r.missed else None))
+    return commits, observations, events
+
+
+def _write(conn: sqlite3.Connection, scope: str, rows: tuple[list, list, list],
+           delta: StateDelta) -> None:
+    """Insert record rows and apply a state delta, inside the caller's transaction."""
+    commits, observations, events = rows
+    conn.executemany(_INSERT_COMMIT, commits)
+    if observations:
+        conn.executemany(_INSERT_OBS, observations)
+    if events:
+        conn.executemany(_INSERT_EVENT, events)
+    if delta.objects:
+        conn.executemany(_UPSERT_OBJECT, [_object_row(scope, o) for o in delta.objects])
+    if delta.removed_objects:
+        conn.executemany("DELETE FROM objects WHERE id = ?",
+                         [(i,) for i in delta.removed_objects])
+    if delta.tombstones:
+        conn.executemany(
+            "INSERT OR REPLACE INTO tombstones (id, scope, forgotten_at, data) VALUES (?, ?, ?, ?)",
+            [(i, scope, tomb.forgotten_at, _dumps(tomb.to_dict()))
+             for i, tomb in delta.tombstones.items()],
+        )
+    if delta.removed_tombstones:
+        conn.executemany("DELETE FROM tombstones WHERE id = ?",
+                         [(i,) for i in delta.removed_tombstones])
+    if delta.rejections:
+        conn.executemany(
+            "INSERT OR REPLACE INTO rejection_keys (scope, key, reason, count, first_seq, "
+            "last_seq, last_t) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(scope, key, r.reason, r.count, r.first_seq, r.last_seq, r.last_t)
+             for key, r in delta.rejections.items()],
+        )
 
 
 # -- row codecs ------------------------------------------------------------------------------

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from locimem.config import TrackerConfig
+from locimem.geometry import Visibility, visibility
 from locimem.model import Camera, Commit, Detection, Event, EventKind, Observation
 from locimem.tracker.apply import TOMB_KEY, Record, update_object
 from locimem.tracker.state import MemoryState, ObjectState
@@ -133,7 +134,32 @@ def decide(
         if config.promote_after <= 1:
             out.event(EventKind.PROMOTED, oid, det.label, {"n_detections": 1})
         assignments.append(oid)
+
+    # 4. Looked and absent: objects the camera should have seen this scan but did not.
+    if camera is not None:
+        seen = {oid for oid in assignments if oid is not None}
+        missed = missed_objects(state, camera, seen | lost_now)
+        if missed:
+            out.records[0] = replace(commit, missed=missed)
     return Decision(out.records, tuple(assignments), rejected)
+
+
+def missed_objects(state: MemoryState, camera: Camera, exclude: set[int]) -> tuple[int, ...]:
+    """Ids of live objects within the camera's range whose centre was in view and not occluded
+    (per the depth image, when given), leaving out ``exclude``. Occluded and no-depth objects
+    are neutral: neither seen nor missed."""
+    candidates = [
+        oid for _, oid in state.grid.near(camera.position, camera.range_m)
+        if oid not in exclude and not state.objects[oid].lost
+    ]
+    if not candidates:
+        return ()
+    objects = state.objects
+    centers = np.array([objects[oid].center for oid in candidates], dtype=np.float64)
+    margins = np.array([0.1 + 0.5 * max(objects[oid].size) for oid in candidates])
+    states = visibility(camera, centers, margins)
+    return tuple(sorted(oid for oid, v in zip(candidates, states, strict=True)
+                        if v == Visibility.VISIBLE))
 
 
 class RecordWriter:

@@ -217,3 +217,15 @@ class MemoryState:
             "tombstones": {oid: t.to_dict() for oid, t in sorted(self.tombstones.items())},
             "rejections": {k: r.to_dict() for k, r in sorted(self.rejections.items())},
         }
+
+    @classmethod
+    def from_snapshot(cls, data: dict[str, Any], grid_cell_m: float) -> MemoryState:
+        """Inverse of :meth:`snapshot` (keys may have become strings in JSON)."""
+        state = cls(grid_cell_m)
+        state.now = data["now"]
+        state.feature_dim = data["feature_dim"]
+        state.objects = {int(k): ObjectState.from_dict(v) for k, v in data["objects"].items()}
+        state.tombstones = {int(k): TombstoneState.from_dict(v)
+                            for k, v in data["tombstones"].items()}
+        state.rejections = {k: RejectionState(**v) for k, v in data["rejections"].items()}
+        return state

@@ -1,0 +1,58 @@
+"""One hedging policy: how sure a sentence about an object may sound, by its trust state.
+
+``recall`` and ``describe`` (and the agent layer) word every claim through here, so the memory
+never says "is" about something it has not confirmed.
+
+| status | wording |
+|---|---|
+| confirmed | present tense: "the cup is on the table" |
+| tentative | past tense, unchecked: "was last seen …; I have not checked since" |
+| doubted | past tense, contradicted: "was last seen …, but I looked since and did not see it" |
+| lost | "is lost: last seen …; I gave it up at t" |
+"""
+
+from __future__ import annotations
+
+from locimem.model import ObjectStatus
+from locimem.tracker.state import ObjectState
+
+CONFIDENCE_WORDS = {
+    ObjectStatus.CONFIRMED: "confirmed",
+    ObjectStatus.TENTATIVE: "unconfirmed",
+    ObjectStatus.DOUBTED: "doubtful",
+    ObjectStatus.LOST: "lost",
+}
+
+
+def place_text(center: tuple[float, float, float]) -> str:
+    """Coordinates as a reader sees them: "(0.40, 0.10, 0.90)"."""
+    return f"({center[0]:.2f}, {center[1]:.2f}, {center[2]:.2f})"
+
+
+def ago(seconds: float) -> str:
+    """A duration in the largest unit that reads naturally."""
+    if seconds < 1.0:
+        return "just now"
+    if seconds < 120:
+        return f"{seconds:.0f} s ago"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min ago"
+    return f"{seconds / 3600:.1f} h ago"
+
+
+def hedged_sentence(obj: ObjectState, status: ObjectStatus, now: float,
+                    where: str | None = None) -> str:
+    """One sentence whose certainty matches the belief. ``where`` is a phrase such as
+    "on the kitchen table" (default: "at (x, y, z)")."""
+    name = f"The {obj.label} (#{obj.id})"
+    where = where or f"at {place_text(obj.center)}"
+    seen = f"last seen {ago(now - obj.last_seen)} (t={obj.last_seen:.1f} s)"
+    if status is ObjectStatus.CONFIRMED:
+        return f"{name} is {where}; {seen}."
+    if status is ObjectStatus.TENTATIVE:
+        return f"{name} was {seen} {where}; I have not checked since, so it may have moved."
+    if status is ObjectStatus.DOUBTED:
+        return (f"{name} was {seen} {where}, but I looked there since and did not see it; "
+                "it may have been moved or taken.")
+    lost_at = obj.lost_at if obj.lost_at is not None else now
+    return f"{name} is lost: {seen} {where} and not seen since; I gave it up at t={lost_at:.1f} s."

@@ -131,68 +131,11 @@ class ObjectMemory(MemoryReader):
     def read_only(self) -> bool:
         return self.store.read_only
 
-    def _load_state(self, *, from_log: bool, until_commit: int | None = None) -> MemoryState:
-        store = self.store
-        lost_after = self._config.lost_after_s
-        cell = self._config.drift_radius_m
-        state = MemoryState(grid_cell_m=cell)
-        if from_log:
-            # the newest checkpoint at or before the bound, then the log after it
-            checkpoint = store.latest_checkpoint(self._scope, until_commit)
-            after = 0
-            if checkpoint is not None:
-                after, snapshot = checkpoint
-                state = MemoryState.from_snapshot(snapshot, cell)
-            for record in store.iter_log(self._scope, after_commit=after,
-                                         until_commit=until_commit):
-                apply(state, record, lost_after)
-        else:
-            for obj in store.load_objects(self._scope):
-                state.objects[obj.id] = obj
-                if obj.feature is not None and state.feature_dim is None:
-                    state.feature_dim = int(obj.feature.shape[0])
-            state.tombstones = store.load_tombstones(self._scope)
-            state.rejections = store.load_rejections(self._scope)
-            state.now = store.last_commit_time(self._scope)
-        if state.feature_dim is None:  # a forgotten object's embedding still fixes the width
-            for tomb in state.tombstones.values():
-                if tomb.obj.feature is not None:
-                    state.feature_dim = int(tomb.obj.feature.shape[0])
-                    break
-        # ids and sequence numbers are file-wide, so scopes sharing a file never collide
-        state.next_object_id, state.next_seq, state.next_commit = store.counters()
-        state.rebuild_indexes(lost_after)
-        return state
-
     def rebuild_from_log(self) -> MemoryState:
         """Replay this scope's record into a fresh state, from its newest checkpoint (if a
         compaction wrote one) — the materialised cache is not read. The live memory is
         unchanged; compare ``snapshot()`` of both to check the cache."""
         return self._load_state(from_log=True)
-
-    def as_of(self, t: float | None = None, *, recorded: float | None = None) -> MemoryReader:
-        """The memory as it was: a read-only view of the state at valid (world) time ``t`` —
-        after every commit with time <= t — or, with ``recorded``, of what the store held at
-        record (wall-clock) time ``recorded``. Every read method works on the view; it reads the
-        record only up to that point. Objects forgotten since stay hidden.
-
-        >>> with ObjectMemory.open() as mem:
-        ...     _ = mem.observe(0.0, [Detection("cup", 0.9, (0.4, 0.1, 0.9), (0.1, 0.1, 0.1))])
-        ...     _ = mem.observe(5.0, [Detection("cup", 0.9, (1.0, 0.5, 0.9), (0.1, 0.1, 0.1))])
-        ...     [round(x, 1) for x in mem.as_of(1.0).get(1).center]
-        [0.4, 0.1, 0.9]
-        """
-        if (t is None) == (recorded is None):
-            raise InvalidInput("as_of() needs exactly one of t (valid time) or recorded=")
-        if t is not None:
-            until = self.store.last_commit_at(self._scope, t=check_time(t, "t"))
-        else:
-            until = self.store.last_commit_at(self._scope,
-                                              recorded=check_time(recorded, "recorded"))
-        state = self._load_state(from_log=True, until_commit=until or 0)
-        return MemoryReader(self.store, self._scope, self._config, state,
-                            until_commit=until or 0,
-                            forgotten=frozenset(self._state.tombstones))
 
     # -- writing ------------------------------------------------------------------------------
     def _commit(self, records: Sequence[Record]) -> None:

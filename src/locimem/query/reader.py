@@ -7,10 +7,11 @@ the audit trail still says who forgot what, when and why.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from locimem.check import check_int, check_label, check_time
+from locimem.check import check_int, check_label, check_positive, check_time, check_vec
 from locimem.config import TrackerConfig
 from locimem.errors import InvalidInput, NotFound, StoreClosed
 from locimem.model import (
@@ -24,10 +25,17 @@ from locimem.model import (
     Tombstone,
     TrackedObject,
 )
+from locimem.query.hedge import hedged_sentence
+from locimem.query.recall import label_matches, name_words
 from locimem.query.recall import recall as _recall
-from locimem.query.views import view
+from locimem.query.temporal import ObjectChanges, group_changes
+from locimem.query.views import status_of, view
 from locimem.store.base import Store
+from locimem.tracker.apply import apply
 from locimem.tracker.state import MemoryState, ObjectState
+
+COMMIT_KINDS = ("scan", "correction", "forget", "maintenance")
+LIVE_STATUSES = ("confirmed", "tentative", "doubted")
 
 
 class MemoryReader:
@@ -128,6 +136,173 @@ class MemoryReader:
             raise InvalidInput(f"name must be a string, got {type(name).__name__}")
         return _recall(name, list(self._visible()), self._state.now, self._config)
 
+    # -- space ---------------------------------------------------------------------------------
+    def _filter(self, label: str | None, status: Any) -> Callable[[ObjectState], bool]:
+        """A predicate for the spatial and temporal queries' common filters."""
+        wanted = _check_statuses(status) if status is not None else None
+        words = None
+        if label is not None:
+            if not isinstance(label, str):
+                raise InvalidInput(f"label must be a string, got {type(label).__name__}")
+            words = name_words(label)
+            if not words:
+                raise InvalidInput(f"label must name something, got {label!r}")
+        hidden = self._hidden()
+        now, config = self._state.now or 0.0, self._config
+
+        def accept(obj: ObjectState) -> bool:
+            if obj.id in hidden:
+                return False
+            if words is not None and not label_matches_folded(words, obj.label):
+                return False
+            return wanted is None or status_of(obj, now, config) in wanted
+
+        return accept
+
+    def near(self, point: Any, radius: float, *, label: str | None = None,
+             status: Any = LIVE_STATUSES) -> list[TrackedObject]:
+        """Objects whose centre is within ``radius`` metres of ``point`` (x, y, z; map frame),
+        nearest first. ``label`` matches whole words ("chair" finds "office chair", "table"
+        never "vegetable"); ``status`` defaults to every status but lost."""
+        p = check_vec(point, "point", 3)
+        r = check_positive(radius, "radius")
+        accept = self._filter(label, status)
+        objects = self._state.objects
+        return [self._view(objects[oid]) for _, oid in self._state.grid.near(p, r)
+                if accept(objects[oid])]
+
+    def nearest(self, point: Any, k: int = 1, *, label: str | None = None,
+                status: Any = LIVE_STATUSES) -> list[TrackedObject]:
+        """The ``k`` objects nearest to ``point`` (filters as in :meth:`near`), nearest first."""
+        p = check_vec(point, "point", 3)
+        k = check_int(k, "k", lo=1, hi=10_000)
+        accept = self._filter(label, status)
+        objects = self._state.objects
+        hits = self._state.grid.nearest(p, k, accept=lambda oid: accept(objects[oid]))
+        return [self._view(objects[oid]) for _, oid in hits]
+
+    def within(self, box_min: Any, box_max: Any, *, label: str | None = None,
+               status: Any = LIVE_STATUSES) -> list[TrackedObject]:
+        """Objects whose centre lies in the axis-aligned box [box_min, box_max] (map frame,
+        inclusive), by id."""
+        lo = check_vec(box_min, "box_min", 3)
+        hi = check_vec(box_max, "box_max", 3)
+        if any(a > b for a, b in zip(lo, hi, strict=True)):
+            raise InvalidInput(f"box_min {lo} must not exceed box_max {hi} on any axis")
+        accept = self._filter(label, status)
+        objects = self._state.objects
+        return [self._view(objects[oid]) for oid in self._state.grid.within_box(lo, hi)
+                if accept(objects[oid])]
+
+    # -- time ----------------------------------------------------------------------------------
+    def recent(self, n: int = 10, *, label: str | None = None,
+               status: Any = None) -> list[TrackedObject]:
+        """The ``n`` most recently seen objects, newest first (ties by id)."""
+        n = check_int(n, "n", lo=1, hi=10_000)
+        accept = self._filter(label, status)
+        objs = heapq.nsmallest(n, (o for o in self._state.objects.values() if accept(o)),
+                               key=lambda o: (-o.last_seen, o.id))
+        return [self._view(o) for o in objs]
+
+    def stale(self, before: float, *, label: str | None = None,
+              status: Any = LIVE_STATUSES) -> list[TrackedObject]:
+        """Objects not seen since before time ``before`` (and, by default, not lost): what
+        the robot should look at again. Oldest sighting first."""
+        t = check_time(before, "before")
+        accept = self._filter(label, status)
+        objs = sorted((o for o in self._state.objects.values()
+                       if o.last_seen < t and accept(o)), key=lambda o: (o.last_seen, o.id))
+        return [self._view(o) for o in objs]
+
+    def last_seen(self, label: str) -> TrackedObject | None:
+        """The most recently seen object answering to ``label`` (any status), or None."""
+        found = self.recent(1, label=label)
+        return found[0] if found else None
+
+    def changes_since(self, t: float) -> list[ObjectChanges]:
+        """What changed since valid time ``t``, grouped by object: appeared, moved, relabelled,
+        lost, reacquired, corrected (and relation changes), in order of first change."""
+        since = check_time(t, "t")
+        return group_changes(self.events(since=since))
+
+    def where_was(self, label_or_id: str | int, t: float) -> RecallResult:
+        """Where something was at valid time ``t``: an object id, or a name as in
+        :meth:`recall`, answered from the memory as it was then."""
+        view_then = self._reader_at(check_time(t, "t"))
+        if isinstance(label_or_id, str):
+            return view_then.recall(label_or_id)
+        oid = check_int(label_or_id, "label_or_id")
+        try:
+            obj = view_then._object(oid)
+        except NotFound:
+            return RecallResult(query=str(oid), found=False,
+                                text=f"I knew of no object #{oid} at t={t}.")
+        return _recall_object(obj, view_then)
+
+    def _reader_at(self, t: float) -> MemoryReader:
+        return self.as_of(t)
+
+    # -- the past ------------------------------------------------------------------------------
+    def _load_state(self, *, from_log: bool, until_commit: int | None = None) -> MemoryState:
+        """Build a state: from the materialised cache, or by replaying the record (from the
+        newest checkpoint at or before ``until_commit``)."""
+        store, scope = self.store, self._scope
+        lost_after = self._config.lost_after_s
+        cell = self._config.drift_radius_m
+        state = MemoryState(grid_cell_m=cell)
+        if from_log:
+            checkpoint = store.latest_checkpoint(scope, until_commit)
+            after = 0
+            if checkpoint is not None:
+                after, snapshot = checkpoint
+                state = MemoryState.from_snapshot(snapshot, cell)
+            for record in store.iter_log(scope, after_commit=after, until_commit=until_commit):
+                apply(state, record, lost_after)
+        else:
+            for obj in store.load_objects(scope):
+                state.objects[obj.id] = obj
+                if obj.feature is not None and state.feature_dim is None:
+                    state.feature_dim = int(obj.feature.shape[0])
+            state.tombstones = store.load_tombstones(scope)
+            state.rejections = store.load_rejections(scope)
+            state.now = store.last_commit_time(scope)
+        if state.feature_dim is None:  # a forgotten object's embedding still fixes the width
+            for tomb in state.tombstones.values():
+                if tomb.obj.feature is not None:
+                    state.feature_dim = int(tomb.obj.feature.shape[0])
+                    break
+        # ids and sequence numbers are file-wide, so scopes sharing a file never collide
+        state.next_object_id, state.next_seq, state.next_commit = store.counters()
+        state.rebuild_indexes(lost_after)
+        return state
+
+    def as_of(self, t: float | None = None, *, recorded: float | None = None) -> MemoryReader:
+        """The memory as it was: a read-only view of the state at valid (world) time ``t`` —
+        after every commit with time <= t — or, with ``recorded``, of what the store held at
+        record (wall-clock) time ``recorded``. Every read method works on the view; it reads the
+        record only up to that point. Objects forgotten since stay hidden.
+
+        >>> from locimem import Detection, ObjectMemory
+        >>> with ObjectMemory.open() as mem:
+        ...     _ = mem.observe(0.0, [Detection("cup", 0.9, (0.4, 0.1, 0.9), (0.1, 0.1, 0.1))])
+        ...     _ = mem.observe(5.0, [Detection("cup", 0.9, (1.0, 0.5, 0.9), (0.1, 0.1, 0.1))])
+        ...     [round(x, 1) for x in mem.as_of(1.0).get(1).center]
+        [0.4, 0.1, 0.9]
+        """
+        if (t is None) == (recorded is None):
+            raise InvalidInput("as_of() needs exactly one of t (valid time) or recorded=")
+        if t is not None:
+            until = self.store.last_commit_at(self._scope, t=check_time(t, "t"))
+        else:
+            until = self.store.last_commit_at(self._scope,
+                                              recorded=check_time(recorded, "recorded"))
+        until = until or 0
+        if self._until_commit is not None:
+            until = min(until, self._until_commit)
+        state = self._load_state(from_log=True, until_commit=until)
+        return MemoryReader(self.store, self._scope, self._config, state, until_commit=until,
+                            forgotten=frozenset(self._hidden()))
+
     # -- the record ---------------------------------------------------------------------------
     def history(self, object_id: int) -> list[Observation | Event]:
         """The object's evidence, lifecycle events and corrections, in record order."""
@@ -222,7 +397,26 @@ class MemoryReader:
         )
 
 
-COMMIT_KINDS = ("scan", "correction", "forget", "maintenance")
+
+
+def label_matches_folded(words: tuple[str, ...], label: str) -> bool:
+    """Whole-word match, also trying the singular of a plural last word ("chairs")."""
+    if label_matches(words, label):
+        return True
+    last = words[-1]
+    return len(last) > 2 and last.endswith("s") and label_matches((*words[:-1], last[:-1]),
+                                                                  label)
+
+
+def _recall_object(obj: ObjectState, reader: MemoryReader) -> RecallResult:
+    now = reader.now or 0.0
+    status = status_of(obj, now, reader.config)
+    return RecallResult(
+        query=str(obj.id), found=True, text=hedged_sentence(obj, status, now),
+        object_id=obj.id, label=obj.label, status=status, center=obj.center,
+        last_seen=obj.last_seen, confidence=obj.confidence(now, reader.config.tau_s),
+        lost_at=obj.lost_at,
+    )
 
 
 def _check_enums(value: Any, enum: type[Any], name: str, normalise: Callable[[str], str]

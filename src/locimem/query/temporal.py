@@ -1,0 +1,61 @@
+"""Questions about time: what changed, what is stale, where something was."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from locimem.model import Event, EventKind
+
+# how each event kind reads in a change summary
+CHANGE_WORDS = {
+    EventKind.APPEARED: "appeared",
+    EventKind.MOVED: "moved",
+    EventKind.LABEL_CHANGED: "relabelled",
+    EventKind.LOST: "lost",
+    EventKind.REACQUIRED: "reacquired",
+    EventKind.CORRECTED: "corrected",
+    EventKind.REVIVED: "revived",
+    EventKind.PROMOTED: "confirmed",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectChanges:
+    """What happened to one object since a time, in order (``changes`` are words such as
+    "appeared", "moved", "relabelled", "lost"; ``events`` the events themselves)."""
+
+    object_id: int
+    label: str
+    changes: tuple[str, ...]
+    events: tuple[Event, ...] = field(default=(), compare=False)
+    first_t: float = 0.0
+    last_t: float = 0.0
+
+    def text(self) -> str:
+        words = list(dict.fromkeys(self.changes))  # first occurrence order, no repeats
+        return f"#{self.object_id} {self.label}: {', '.join(words)}"
+
+
+def group_changes(events: Iterable[Event]) -> list[ObjectChanges]:
+    """Group events by object (ordered by each object's first change). Relation changes are
+    folded in as "now on the counter" / "no longer on the table"."""
+    grouped: dict[int, list[Event]] = {}
+    for ev in events:
+        if ev.object_id == 0:  # maintenance
+            continue
+        if ev.kind in CHANGE_WORDS or ev.kind.value == "RELATION":
+            grouped.setdefault(ev.object_id, []).append(ev)
+    out = []
+    for oid, evs in grouped.items():
+        words = []
+        for ev in evs:
+            if ev.kind.value == "RELATION":
+                d = ev.data
+                words.append(f"{'now' if d['added'] else 'no longer'} {d['relation']} "
+                             f"#{d['object']} {d.get('object_label', '')}".rstrip())
+            else:
+                words.append(CHANGE_WORDS[ev.kind])
+        out.append(ObjectChanges(oid, evs[-1].label, tuple(words), tuple(evs), evs[0].t,
+                                 evs[-1].t))
+    return out

@@ -1,0 +1,517 @@
+"""Spatial relations between objects, from their boxes, kept up to date incrementally.
+
+Frames and units: boxes are axis-aligned in the map frame, given by their centre (x, y, z)
+and extents (dx, dy, dz) in metres, z up. Each predicate returns a confidence in [0, 1];
+0 means the relation does not hold.
+
+============  ===================================================================================
+relation      holds when (thresholds from :class:`RelationConfig`)
+============  ===================================================================================
+``on``        A's bottom is within ``on_gap_m`` of B's top, A's centre is above B's top minus
+              the gap, and at least ``on_min_overlap`` of A's footprint is over B's.
+``under``     at least ``under_min_overlap`` of A's footprint is beneath B, and either A lies
+              wholly below B (A's top at most ``under_max_gap_m`` below B's bottom), or B is a
+              *surface* (a table, a bed: its box spans the floor to its top) and A stands within
+              B's height with its top ``under_clearance_m`` or more below B's top.
+``in``        at least ``in_min_fraction`` of A's volume is inside B, A fits inside B and is
+              strictly smaller, and B is not a *surface*.
+``contains``  the inverse of ``in`` (derived, never stored twice).
+``next_to``   A and B stand on the same level (bottoms within ``support_tol_m``), their
+              footprints are at most ``next_to_gap_m`` apart and overlap by at most
+              ``next_to_max_overlap`` of the smaller one. Symmetric.
+``near``      the centres are less than ``near_m`` apart. Symmetric.
+============  ===================================================================================
+
+Levels: ``item`` < ``furniture``. ``on``, ``under`` and ``in`` relate an item to furniture
+or to another item, and furniture to furniture — never furniture to an item. ``room`` level
+objects take no part (rooms are :mod:`locimem.scene.rooms`' business).
+
+Roles say what a box is for things placed at it: ``"surface"`` (things are on it or under
+it, never in it), ``"container"`` (things are in it; its box is no shelter for ``under``),
+or None (unknown: both ``in`` and the strict form of ``under`` apply).
+:func:`locimem.query.text.support_role` derives a role from a label.
+
+:class:`RelationIndex` keeps every relation between the objects it holds. ``update`` of one
+object recomputes only the pairs that object is part of, against the candidates a box grid
+returns near it, and returns what changed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from locimem.check import check_float, check_int, check_size, check_vec
+from locimem.errors import InvalidInput, NotFound
+from locimem.index.boxgrid import BoxGrid
+
+__all__ = [
+    "LEVELS",
+    "RELATIONS",
+    "ROLES",
+    "Box",
+    "Relation",
+    "RelationChange",
+    "RelationConfig",
+    "RelationIndex",
+    "compute_relations",
+    "contains",
+    "in_",
+    "near",
+    "next_to",
+    "on",
+    "pair_relations",
+    "under",
+]
+
+Vec3 = tuple[float, float, float]
+Level = Literal["room", "furniture", "item"]
+Role = Literal["surface", "container"]
+LEVELS: tuple[str, ...] = ("room", "furniture", "item")
+ROLES: tuple[str | None, ...] = (None, "surface", "container")
+RELATIONS: tuple[str, ...] = ("on", "under", "in", "contains", "next_to", "near")
+STORED = ("on", "under", "in", "next_to", "near")
+SYMMETRIC = frozenset({"next_to", "near"})
+_RANK = {"item": 0, "furniture": 1}
+
+
+# --------------------------------------------------------------------------------------------
+# configuration and boxes
+
+
+@dataclass(frozen=True, slots=True)
+class RelationConfig:
+    """Thresholds of the relation predicates (metres and fractions).
+
+    ``report_delta`` is how much a confidence must move for :class:`RelationIndex` to report
+    it as ``changed`` (the stored confidence always follows the geometry exactly).
+    """
+
+    on_gap_m: float = 0.05
+    on_min_overlap: float = 0.3
+    under_clearance_m: float = 0.1
+    under_max_gap_m: float = 1.0
+    under_min_overlap: float = 0.3
+    in_min_fraction: float = 0.6
+    support_tol_m: float = 0.1
+    next_to_gap_m: float = 0.3
+    next_to_max_overlap: float = 0.5
+    near_m: float = 1.0
+    report_delta: float = 0.1
+
+    def __post_init__(self) -> None:
+        for name in ("on_gap_m", "under_clearance_m", "under_max_gap_m", "support_tol_m",
+                     "next_to_gap_m", "near_m"):
+            value = check_float(getattr(self, name), name)
+            if value <= 0.0:
+                raise InvalidInput(f"{name} must be > 0 metres, got {value}")
+            object.__setattr__(self, name, value)
+        for name in ("on_min_overlap", "under_min_overlap", "in_min_fraction",
+                     "next_to_max_overlap"):
+            value = check_float(getattr(self, name), name)
+            if not 0.0 < value <= 1.0:
+                raise InvalidInput(f"{name} must be a fraction in (0, 1], got {value}")
+            object.__setattr__(self, name, value)
+        value = check_float(self.report_delta, "report_delta")
+        if not 0.0 <= value <= 1.0:
+            raise InvalidInput(f"report_delta must be in [0, 1], got {value}")
+        object.__setattr__(self, "report_delta", value)
+
+    @property
+    def reach_xy_m(self) -> float:
+        """How far (horizontally) beyond its box an object can relate to another."""
+        return max(self.next_to_gap_m, self.on_gap_m)
+
+    @property
+    def reach_z_m(self) -> float:
+        """How far (vertically) beyond its box an object can relate to another."""
+        return max(self.under_max_gap_m, self.on_gap_m, self.support_tol_m)
+
+
+@dataclass(frozen=True, slots=True)
+class Box:
+    """An object's axis-aligned box: centre (x, y, z) and extents (dx, dy, dz), metres, map
+    frame; its level (``item``, ``furniture`` or ``room``) and role (see module docs)."""
+
+    center: Vec3
+    size: Vec3
+    level: str = "item"
+    role: str | None = None
+    lo: Vec3 = field(init=False, repr=False, compare=False)
+    hi: Vec3 = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        c = check_vec(self.center, "center", 3)
+        s = check_size(self.size, "size")
+        if self.level not in LEVELS:
+            raise InvalidInput(f"level must be one of {', '.join(LEVELS)}, got {self.level!r}")
+        if self.role not in ROLES:
+            raise InvalidInput(f"role must be 'surface', 'container' or None, got {self.role!r}")
+        set_(self, "center", c)
+        set_(self, "size", s)
+        set_(self, "lo", tuple(c[i] - 0.5 * s[i] for i in range(3)))
+        set_(self, "hi", tuple(c[i] + 0.5 * s[i] for i in range(3)))
+
+    @property
+    def bottom(self) -> float:
+        return self.lo[2]
+
+    @property
+    def top(self) -> float:
+        return self.hi[2]
+
+
+# --------------------------------------------------------------------------------------------
+# the predicates
+
+
+def _overlap_1d(a0: float, a1: float, b0: float, b1: float) -> float:
+    return max(0.0, min(a1, b1) - max(a0, b0))
+
+
+def _fraction_inside(a: Box, b: Box, axes: Iterable[int]) -> float:
+    """The fraction of A's extent (over ``axes``) inside B's; an axis where A has no extent
+    counts as 1 if A's centre lies within B's range on it, else 0."""
+    frac = 1.0
+    for i in axes:
+        length = a.hi[i] - a.lo[i]
+        if length <= 0.0:
+            if not b.lo[i] <= a.center[i] <= b.hi[i]:
+                return 0.0
+            continue
+        frac *= _overlap_1d(a.lo[i], a.hi[i], b.lo[i], b.hi[i]) / length
+        if frac == 0.0:
+            return 0.0
+    return frac
+
+
+def _footprint_fraction(a: Box, b: Box) -> float:
+    """Fraction of A's footprint (x-y) that lies over B's footprint."""
+    return _fraction_inside(a, b, (0, 1))
+
+
+def _ranked(a: Box, b: Box) -> bool:
+    """Neither is a room, and A's level is not above B's (no furniture on an item)."""
+    ra, rb = _RANK.get(a.level), _RANK.get(b.level)
+    return ra is not None and rb is not None and ra <= rb
+
+
+def on(a: Box, b: Box, config: RelationConfig) -> float:
+    """Confidence that A rests on B (see the module table)."""
+    if not _ranked(a, b):
+        return 0.0
+    gap = a.bottom - b.top
+    if abs(gap) > config.on_gap_m or a.center[2] <= b.top - config.on_gap_m:
+        return 0.0
+    f = _footprint_fraction(a, b)
+    if f < config.on_min_overlap:
+        return 0.0
+    return f * (1.0 - 0.5 * (gap / config.on_gap_m) ** 2)
+
+
+def under(a: Box, b: Box, config: RelationConfig) -> float:
+    """Confidence that A is under B (see the module table)."""
+    if not _ranked(a, b):
+        return 0.0
+    f = _footprint_fraction(a, b)
+    if f < config.under_min_overlap:
+        return 0.0
+    gap = b.bottom - a.top
+    if -config.on_gap_m <= gap <= config.under_max_gap_m and a.center[2] < b.bottom:
+        # wholly below B (up to noise)
+        return f * (1.0 - 0.5 * max(0.0, gap) / config.under_max_gap_m)
+    if (b.role == "surface" and a.top <= b.top - config.under_clearance_m
+            and a.bottom >= b.bottom - config.on_gap_m):  # sheltered beneath a table top
+        return f
+    return 0.0
+
+
+def in_(a: Box, b: Box, config: RelationConfig) -> float:
+    """Confidence that A is in B (see the module table)."""
+    if not _ranked(a, b) or b.role == "surface":
+        return 0.0
+    if any(a.size[i] > b.size[i] for i in range(3)) or a.size == b.size:
+        return 0.0
+    f = _fraction_inside(a, b, (0, 1, 2))
+    return f if f >= config.in_min_fraction else 0.0
+
+
+def contains(a: Box, b: Box, config: RelationConfig) -> float:
+    """Confidence that A contains B: ``in_(b, a)``."""
+    return in_(b, a, config)
+
+
+def next_to(a: Box, b: Box, config: RelationConfig) -> float:
+    """Confidence that A and B stand next to each other (symmetric)."""
+    if a.level == "room" or b.level == "room":
+        return 0.0
+    if abs(a.bottom - b.bottom) > config.support_tol_m:
+        return 0.0
+    gx = max(0.0, max(a.lo[0], b.lo[0]) - min(a.hi[0], b.hi[0]))
+    gy = max(0.0, max(a.lo[1], b.lo[1]) - min(a.hi[1], b.hi[1]))
+    gap = math.hypot(gx, gy)
+    if gap > config.next_to_gap_m:
+        return 0.0
+    if gap == 0.0 and max(_footprint_fraction(a, b), _footprint_fraction(b, a)) \
+            > config.next_to_max_overlap:
+        return 0.0
+    return 1.0 - 0.5 * gap / config.next_to_gap_m
+
+
+def near(a: Box, b: Box, config: RelationConfig) -> float:
+    """Confidence that the centres of A and B are near (symmetric): ``1 - d / near_m``."""
+    if a.level == "room" or b.level == "room":
+        return 0.0
+    d = math.dist(a.center, b.center)
+    return 1.0 - d / config.near_m if d < config.near_m else 0.0
+
+
+_DIRECTED = (("on", on), ("under", under), ("in", in_))
+Key = tuple[int, str, int]
+
+
+def pair_relations(ida: int, a: Box, idb: int, b: Box, config: RelationConfig
+                   ) -> dict[Key, float]:
+    """Every relation between two objects, keyed ``(subject, relation, object)``: directed
+    relations both ways, symmetric ones once with the smaller id as subject."""
+    out: dict[Key, float] = {}
+    for name, pred in _DIRECTED:
+        c = pred(a, b, config)
+        if c > 0.0:
+            out[(ida, name, idb)] = c
+        c = pred(b, a, config)
+        if c > 0.0:
+            out[(idb, name, ida)] = c
+    lo, hi = (ida, idb) if ida < idb else (idb, ida)
+    c = next_to(a, b, config)
+    if c > 0.0:
+        out[(lo, "next_to", hi)] = c
+    c = near(a, b, config)
+    if c > 0.0:
+        out[(lo, "near", hi)] = c
+    return out
+
+
+def compute_relations(boxes: Mapping[int, Box], config: RelationConfig | None = None
+                      ) -> dict[Key, float]:
+    """Every relation among ``boxes``, from scratch (all pairs: O(n²)). The reference the
+    incremental :class:`RelationIndex` must always agree with."""
+    config = config or RelationConfig()
+    ids = sorted(boxes)
+    out: dict[Key, float] = {}
+    for i, ida in enumerate(ids):
+        for idb in ids[i + 1:]:
+            out.update(pair_relations(ida, boxes[ida], idb, boxes[idb], config))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# the incremental index
+
+
+@dataclass(frozen=True, slots=True)
+class Relation:
+    """``subject relation object`` with a confidence in (0, 1]; ``since`` is the ``t`` of the
+    update that established it (None if no time was given)."""
+
+    subject: int
+    relation: str
+    object: int
+    confidence: float
+    since: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RelationChange:
+    """One change an update made: ``added``, ``removed`` or ``changed`` (the confidence moved
+    by at least ``report_delta``). ``confidence`` is the new value (the last one for
+    ``removed``), ``previous`` the old one (None for ``added``)."""
+
+    kind: Literal["added", "removed", "changed"]
+    subject: int
+    relation: str
+    object: int
+    confidence: float
+    previous: float | None = None
+
+
+def _check_relation(relation: str) -> str:
+    if relation not in RELATIONS:
+        raise InvalidInput(f"relation must be one of {', '.join(RELATIONS)}, got {relation!r}")
+    return relation
+
+
+class RelationIndex:
+    """The relations among a changing set of objects, maintained incrementally.
+
+    ``update`` recomputes only the pairs the updated object is part of, against the objects
+    whose boxes lie within reach of its box (a :class:`~locimem.index.boxgrid.BoxGrid`), so
+    its cost depends on the local density, not on how many objects are held.
+    ``last_candidates`` says how many other objects the last update examined.
+
+    Args:
+        config: the predicate thresholds.
+        cell_m: cell side of the candidate grid, metres.
+    """
+
+    def __init__(self, config: RelationConfig | None = None, *, cell_m: float = 1.0) -> None:
+        self.config = config or RelationConfig()
+        self._grid = BoxGrid(cell_m, dims=3)
+        self._boxes: dict[int, Box] = {}
+        self._rel: dict[Key, tuple[float, float | None]] = {}
+        self._touch: dict[int, set[Key]] = {}
+        self._fwd: dict[tuple[int, str], dict[int, float]] = {}
+        self._bwd: dict[tuple[int, str], dict[int, float]] = {}
+        self.last_candidates = 0
+
+    def __len__(self) -> int:
+        return len(self._boxes)
+
+    def __contains__(self, object_id: object) -> bool:
+        return object_id in self._boxes
+
+    def box(self, object_id: int) -> Box:
+        """The box last given for ``object_id``."""
+        self._known(object_id)
+        return self._boxes[object_id]
+
+    # -- mutation ----------------------------------------------------------------------
+
+    def _link(self, key: Key, conf: float) -> None:
+        s, r, o = key
+        self._fwd.setdefault((s, r), {})[o] = conf
+        self._bwd.setdefault((o, r), {})[s] = conf
+        if r in SYMMETRIC:
+            self._fwd.setdefault((o, r), {})[s] = conf
+            self._bwd.setdefault((s, r), {})[o] = conf
+
+    def _unlink(self, key: Key) -> None:
+        s, r, o = key
+        pairs = [((s, r), o, self._fwd), ((o, r), s, self._bwd)]
+        if r in SYMMETRIC:
+            pairs += [((o, r), s, self._fwd), ((s, r), o, self._bwd)]
+        for k, other, table in pairs:
+            bucket = table.get(k)
+            if bucket is not None:
+                bucket.pop(other, None)
+                if not bucket:
+                    del table[k]
+
+    def _reach(self, box: Box) -> tuple[Vec3, Vec3]:
+        cfg = self.config
+        exy, ez, n = cfg.reach_xy_m, cfg.reach_z_m, cfg.near_m
+        c = box.center
+        lo = (min(box.lo[0] - exy, c[0] - n), min(box.lo[1] - exy, c[1] - n),
+              min(box.lo[2] - ez, c[2] - n))
+        hi = (max(box.hi[0] + exy, c[0] + n), max(box.hi[1] + exy, c[1] + n),
+              max(box.hi[2] + ez, c[2] + n))
+        return lo, hi
+
+    def update(self, object_id: int, center: Any, size: Any, level: str = "item",
+               role: str | None = None, *, t: float | None = None) -> list[RelationChange]:
+        """Insert or move an object and return the relation changes this caused, sorted by
+        (subject, relation, object). ``center``/``size`` in metres, map frame; ``t`` (any
+        clock, seconds) stamps relations this update establishes."""
+        oid = check_int(object_id, "object_id", lo=0)
+        box = Box(center, size, level, role)
+        if t is not None:
+            t = check_float(t, "t")
+        new: dict[Key, float] = {}
+        self._boxes[oid] = box
+        if box.level == "room":
+            self._grid.remove(oid)
+            self.last_candidates = 0
+        else:
+            self._grid.set(oid, box.lo, box.hi)
+            lo, hi = self._reach(box)
+            candidates = [k for k in self._grid.overlapping(lo, hi) if k != oid]
+            self.last_candidates = len(candidates)
+            for other in candidates:
+                new.update(pair_relations(oid, box, other, self._boxes[other], self.config))
+        return self._apply(oid, new, t)
+
+    def remove(self, object_id: int) -> list[RelationChange]:
+        """Remove an object and every relation it was part of (NotFound if absent)."""
+        self._known(object_id)
+        changes = self._apply(object_id, {}, None)
+        del self._boxes[object_id]
+        self._grid.remove(object_id)
+        self._touch.pop(object_id, None)
+        return changes
+
+    def _apply(self, oid: int, new: dict[Key, float], t: float | None) -> list[RelationChange]:
+        old = self._touch.get(oid, set())
+        changes: list[RelationChange] = []
+        delta = self.config.report_delta
+        for key in old - new.keys():
+            conf, _ = self._rel.pop(key)
+            self._unlink(key)
+            other = key[2] if key[0] == oid else key[0]
+            self._touch[other].discard(key)
+            changes.append(RelationChange("removed", key[0], key[1], key[2], conf))
+        for key, conf in new.items():
+            prev = self._rel.get(key)
+            if prev is None:
+                self._rel[key] = (conf, t)
+                other = key[2] if key[0] == oid else key[0]
+                self._touch.setdefault(other, set()).add(key)
+                changes.append(RelationChange("added", key[0], key[1], key[2], conf))
+            else:
+                self._rel[key] = (conf, prev[1])
+                if abs(conf - prev[0]) >= delta and conf != prev[0]:
+                    changes.append(RelationChange("changed", key[0], key[1], key[2], conf,
+                                                  prev[0]))
+            self._link(key, conf)
+        self._touch[oid] = set(new)
+        changes.sort(key=lambda c: (c.subject, RELATIONS.index(c.relation), c.object))
+        return changes
+
+    # -- questions ---------------------------------------------------------------------
+
+    def _known(self, object_id: int) -> None:
+        if object_id not in self._boxes:
+            raise NotFound(f"object {object_id} is not in the relation index")
+
+    def subjects(self, relation: str, object_id: int) -> list[tuple[float, int]]:
+        """``(confidence, id)`` of everything standing in ``relation`` to ``object_id``
+        ("what is on the table": ``subjects("on", table)``), highest confidence first,
+        ties by id. NotFound for an id the index does not hold."""
+        _check_relation(relation)
+        self._known(object_id)
+        if relation == "contains":
+            bucket = self._fwd.get((object_id, "in"), {})
+        else:
+            bucket = self._bwd.get((object_id, relation), {})
+        return sorted(((c, i) for i, c in bucket.items()), key=lambda p: (-p[0], p[1]))
+
+    def objects(self, subject_id: int, relation: str) -> list[tuple[float, int]]:
+        """``(confidence, id)`` of everything ``subject_id`` stands in ``relation`` to
+        ("what is the cup on": ``objects(cup, "on")``), highest confidence first."""
+        _check_relation(relation)
+        self._known(subject_id)
+        if relation == "contains":
+            bucket = self._bwd.get((subject_id, "in"), {})
+        else:
+            bucket = self._fwd.get((subject_id, relation), {})
+        return sorted(((c, i) for i, c in bucket.items()), key=lambda p: (-p[0], p[1]))
+
+    def relations_of(self, object_id: int) -> list[Relation]:
+        """Every stored relation ``object_id`` is part of (as subject or object), plus the
+        ``contains`` view of the ``in`` relations where it is the container, sorted."""
+        self._known(object_id)
+        out = []
+        for key in self._touch.get(object_id, ()):
+            conf, since = self._rel[key]
+            out.append(Relation(key[0], key[1], key[2], conf, since))
+            if key[1] == "in" and key[2] == object_id:
+                out.append(Relation(object_id, "contains", key[0], conf, since))
+        out.sort(key=lambda r: (r.subject, RELATIONS.index(r.relation), r.object))
+        return out
+
+    def all(self) -> dict[Key, float]:
+        """Every stored relation ``(subject, relation, object) -> confidence`` (symmetric
+        relations once, smaller id first; ``contains`` not repeated)."""
+        return {k: v[0] for k, v in self._rel.items()}

@@ -132,7 +132,8 @@ def test_same_label_jump_within_drift_radius_is_a_move(mem: ObjectMemory) -> Non
     assert moved.kind is EventKind.MOVED
     assert moved.object_id == 1
     assert moved.data == {"from": [0.0, 0.0, 0.9], "to": [0.7, 0.0, 0.9],
-                          "distance_m": math.dist((0.7, 0.0, 0.9), (0.0, 0.0, 0.9))}
+                          "distance_m": math.dist((0.7, 0.0, 0.9), (0.0, 0.0, 0.9)),
+                          "size": [0.1, 0.1, 0.1]}
     obj = mem.get(1)
     assert obj.center == (0.7, 0.0, 0.9)  # a jump beyond the tight radius is taken whole
     assert obj.n_detections == 4

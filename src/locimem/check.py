@@ -156,6 +156,11 @@ def check_scope(value: Any) -> str:
         raise ScopeError(
             f"scope may hold only letters, digits and - _ . /, got {_describe(value)}"
         )
+    if any(part in ("", ".", "..") for part in value.split("/")):
+        raise ScopeError(
+            "scope parts separated by / must be non-empty and not '.' or '..' "
+            f"(e.g. 'fleet/home1'), got {_describe(value)}"
+        )
     return value
 
 

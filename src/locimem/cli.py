@@ -191,6 +191,11 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    if args.suite == "quality":
+        from locimem.bench.quality import run_quality_suite
+
+        run_quality_suite(sys.stdout)
+        return 0
     if args.suite == "retention":
         from locimem.bench.retention import run_retention_suite
 
@@ -312,8 +317,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("bench", help="benchmarks: ingest (default: 1k and 10k objects, 30 "
                        "detections a scan, beside the raw SQLite append floor, and open time) "
-                       "or retention (log bytes per object-hour with and without compaction)")
-    p.add_argument("suite", nargs="?", default="ingest", choices=["ingest", "retention"],
+                       "or retention (log bytes per object-hour with and without compaction) "
+                       "or quality (simulated days with ground truth, beside a naive baseline)")
+    p.add_argument("suite", nargs="?", default="ingest",
+                   choices=["ingest", "retention", "quality"],
                    help="which benchmark (default: ingest)")
     p.add_argument("--minutes", type=float, default=10.0,
                    help="retention: minutes of 30 Hz stream to simulate (default 10)")

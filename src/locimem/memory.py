@@ -67,7 +67,7 @@ class ObjectMemory(MemoryReader):
         self._scope = scope
         self._config = config
         self._clock = clock
-        self._forgotten = None  # the live state's own tombstones are current
+        self._owner = None  # the live memory answers for itself
         self._until_commit = None
         self._state = self._load_state(from_log=False)
 
@@ -312,6 +312,8 @@ class ObjectMemory(MemoryReader):
         if horizon is None or horizon <= after:
             return CompactionReport(horizon, None, 0, 0, dry_run)
         rows = store.observation_meta(scope, after, horizon)
+        if not rows:  # nothing new to thin: write nothing (not even a checkpoint)
+            return CompactionReport(horizon, None, 0, 0, dry_run)
         changes = store.change_commits(scope, after, horizon, CHANGE_KINDS)
         kept = select_kept(rows, changes, trail)
         dropped = [row.seq for row in rows if row.seq not in kept]
@@ -352,7 +354,9 @@ def _delta(state: MemoryState, records: Sequence[Record]) -> StateDelta:
                 else:
                     keys.add(r.key)
         elif isinstance(r, Event):
-            if r.kind is EventKind.FORGOTTEN:
+            if r.kind in (EventKind.ROOM_DEFINED, EventKind.ROOMS_CONNECTED):
+                delta.rooms = state.scene.rooms.to_dict()
+            elif r.kind is EventKind.FORGOTTEN:
                 delta.removed_objects.append(r.object_id)
                 tombs.add(r.object_id)
             elif r.kind is EventKind.REVIVED:

@@ -44,6 +44,9 @@ class EventKind(str, enum.Enum):
     SUPPRESSED = "SUPPRESSED"  # a forgotten thing was seen again and kept out
     REVIVED = "REVIVED"  # a forgotten thing came back with enough evidence to restore it
     COMPACTED = "COMPACTED"  # maintenance thinned the observation log (object id 0)
+    RELATION = "RELATION"  # a relation (on, in, under, next_to …) began or ended
+    ROOM_DEFINED = "ROOM_DEFINED"  # a room's floor polygon was defined (object id 0)
+    ROOMS_CONNECTED = "ROOMS_CONNECTED"  # two rooms were linked for paths (object id 0)
 
     def __str__(self) -> str:
         return self.value

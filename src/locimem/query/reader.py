@@ -30,6 +30,7 @@ from locimem.query.recall import label_matches, name_words
 from locimem.query.recall import recall as _recall
 from locimem.query.temporal import ObjectChanges, group_changes
 from locimem.query.views import status_of, view
+from locimem.scene.rooms import RoomMap
 from locimem.store.base import Store
 from locimem.tracker.apply import apply
 from locimem.tracker.state import MemoryState, ObjectState
@@ -46,17 +47,16 @@ class MemoryReader:
     _config: TrackerConfig
     _state: MemoryState
     _until_commit: int | None = None  # as-of views read the record only up to here
-    _forgotten: frozenset[int] | None = None  # as-of views: ids forgotten by now
+    _owner: MemoryReader | None = None  # as-of views: the live memory they look back from
 
     def __init__(self, store: Store, scope: str, config: TrackerConfig, state: MemoryState,
-                 until_commit: int | None = None, forgotten: frozenset[int] = frozenset()
-                 ) -> None:
+                 until_commit: int | None = None, owner: MemoryReader | None = None) -> None:
         self._store = store
         self._scope = scope
         self._config = config
         self._state = state
         self._until_commit = until_commit
-        self._forgotten = forgotten
+        self._owner = owner
 
     @property
     def scope(self) -> str:
@@ -73,6 +73,8 @@ class MemoryReader:
 
     @property
     def store(self) -> Store:
+        if self._owner is not None:  # a view lives as long as the memory it came from
+            return self._owner.store
         if self._store is None:
             raise StoreClosed("this memory is closed; open it again with ObjectMemory.open()")
         return self._store
@@ -88,10 +90,11 @@ class MemoryReader:
         objects = self._state.objects
         return (objects[oid] for oid in sorted(objects) if oid not in hidden)
 
-    def _hidden(self) -> frozenset[int] | dict[int, Any]:
-        if self._forgotten is None:
-            return self._state.tombstones  # the live state: its tombstones are current
-        return self._forgotten
+    def _hidden(self) -> dict[int, Any]:
+        """Ids to hide: whatever is forgotten *now*, in the live memory."""
+        if self._owner is not None:
+            return self._owner._hidden()
+        return self._state.tombstones
 
     def _view(self, obj: ObjectState) -> TrackedObject:
         return view(obj, self._state.now or 0.0, self._config)
@@ -265,6 +268,9 @@ class MemoryReader:
                     state.feature_dim = int(obj.feature.shape[0])
             state.tombstones = store.load_tombstones(scope)
             state.rejections = store.load_rejections(scope)
+            rooms = store.load_rooms(scope)
+            if rooms is not None:
+                state.scene.rooms = RoomMap.from_dict(rooms)
             state.now = store.last_commit_time(scope)
         if state.feature_dim is None:  # a forgotten object's embedding still fixes the width
             for tomb in state.tombstones.values():
@@ -301,7 +307,7 @@ class MemoryReader:
             until = min(until, self._until_commit)
         state = self._load_state(from_log=True, until_commit=until)
         return MemoryReader(self.store, self._scope, self._config, state, until_commit=until,
-                            forgotten=frozenset(self._hidden()))
+                            owner=self._owner or self)
 
     # -- the record ---------------------------------------------------------------------------
     def history(self, object_id: int) -> list[Observation | Event]:

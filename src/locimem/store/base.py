@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from locimem.model import Commit, Event, Observation
 from locimem.tracker.apply import Record
@@ -25,6 +25,7 @@ class StateDelta:
     tombstones: dict[int, TombstoneState] = field(default_factory=dict)  # upserted
     removed_tombstones: list[int] = field(default_factory=list)  # revived
     rejections: dict[str, RejectionState] = field(default_factory=dict)  # upserted
+    rooms: dict[str, Any] | None = None  # the scope's whole room map, when it changed
 
 
 class Store(Protocol):

@@ -89,7 +89,9 @@ CREATE TABLE objects (
     n_features INTEGER NOT NULL,
     pinned_label TEXT,
     attributes TEXT NOT NULL,
-    n_missed INTEGER NOT NULL
+    n_missed INTEGER NOT NULL,
+    place_sx REAL NOT NULL, place_sy REAL NOT NULL, place_sz REAL NOT NULL,
+    place_t REAL NOT NULL
 );
 CREATE INDEX objects_scope ON objects (scope, id);
 CREATE TABLE tombstones (
@@ -110,6 +112,7 @@ CREATE TABLE rejection_keys (
     PRIMARY KEY (scope, key)
 );
 CREATE INDEX observations_key ON observations (scope, key) WHERE key IS NOT NULL;
+CREATE TABLE scene (scope TEXT PRIMARY KEY, rooms TEXT NOT NULL);
 CREATE TABLE checkpoints (
     scope TEXT NOT NULL,
     commit_id INTEGER NOT NULL,

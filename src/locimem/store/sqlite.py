@@ -282,6 +282,10 @@ class SQLiteStore:
             "SELECT id, data FROM tombstones WHERE scope = ? ORDER BY id", (scope,))
         return {oid: TombstoneState.from_dict(json.loads(data)) for oid, data in rows}
 
+    def load_rooms(self, scope: str) -> dict[str, Any] | None:
+        row = self.conn.execute("SELECT rooms FROM scene WHERE scope = ?", (scope,)).fetchone()
+        return None if row is None else json.loads(row[0])
+
     def load_rejections(self, scope: str) -> dict[str, RejectionState]:
         rows = self.conn.execute(
             "SELECT key, reason, count, first_seq, last_seq, last_t FROM rejection_keys "
@@ -498,6 +502,9 @@ def _write(conn: sqlite3.Connection, scope: str, rows: tuple[list, list, list],
     if delta.removed_tombstones:
         conn.executemany("DELETE FROM tombstones WHERE id = ?",
                          [(i,) for i in delta.removed_tombstones])
+    if delta.rooms is not None:
+        conn.execute("INSERT OR REPLACE INTO scene (scope, rooms) VALUES (?, ?)",
+                     (scope, _dumps(delta.rooms)))
     if delta.rejections:
         conn.executemany(
             "INSERT OR REPLACE INTO rejection_keys (scope, key, reason, count, first_seq, "
@@ -546,12 +553,12 @@ def _commit_from_row(row: Sequence[Any]) -> Commit:
 _OBJECT_COLUMNS = (
     "id, scope, label, cx, cy, cz, sx, sy, sz, px, py, pz, first_seen, last_seen, "
     "n_detections, promoted, lost, lost_at, track_id, orientation, label_mass, feature, "
-    "n_features, pinned_label, attributes, n_missed"
+    "n_features, pinned_label, attributes, n_missed, place_sx, place_sy, place_sz, place_t"
 )
 
 
 _UPSERT_OBJECT = (
-    f"INSERT INTO objects ({_OBJECT_COLUMNS}) VALUES ({', '.join('?' * 26)}) "
+    f"INSERT INTO objects ({_OBJECT_COLUMNS}) VALUES ({', '.join('?' * 30)}) "
     "ON CONFLICT (id) DO UPDATE SET "
     + ", ".join(f"{c} = excluded.{c}" for c in _OBJECT_COLUMNS.split(", ")[1:])
 )
@@ -564,7 +571,8 @@ def _object_row(scope: str, o: ObjectState) -> tuple[Any, ...]:
         None if o.orientation is None else _dumps(list(o.orientation)),
         _encode_fast(o.label_mass),
         None if o.feature is None else o.feature.astype(np.float64).tobytes(),
-        o.n_features, o.pinned_label, _dumps(o.attributes), o.n_missed,
+        o.n_features, o.pinned_label, _dumps(o.attributes), o.n_missed, *o.place_size,
+        o.place_t,
     )
 
 
@@ -577,5 +585,5 @@ def _object_from_row(row: Sequence[Any]) -> ObjectState:
         label_mass=json.loads(row[20]),
         feature=None if row[21] is None else np.frombuffer(row[21], dtype=np.float64).copy(),
         n_features=row[22], pinned_label=row[23], attributes=json.loads(row[24]),
-        n_missed=row[25],
+        n_missed=row[25], place_size=(row[26], row[27], row[28]), place_t=row[29],
     )

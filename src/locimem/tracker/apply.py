@@ -14,6 +14,8 @@ from locimem.tracker.state import MemoryState, ObjectState, RejectionState, Tomb
 
 Record = Commit | Observation | Event
 TOMB_KEY = "tomb:"  # rejection key prefix of a sighting suppressed by a tombstone
+# events that change no state: counts come from observations, relations are derived
+_NO_OP = frozenset({EventKind.COMPACTED, EventKind.SUPPRESSED, EventKind.RELATION})
 
 
 def update_object(obj: ObjectState, obs: Observation) -> None:
@@ -63,6 +65,7 @@ def apply(state: MemoryState, record: Record, lost_after_s: float) -> None:
         _apply_event(state, record, lost_after_s)
         return
     if isinstance(record, Commit):
+        state.scene.pending.clear()  # relation changes belong to the commit that caused them
         state.next_commit = max(state.next_commit, record.id + 1)
         state.now = record.t if state.now is None else max(state.now, record.t)
         for oid in record.missed:
@@ -92,8 +95,14 @@ def _apply_rejection(state: MemoryState, obs: Observation) -> None:
 
 def _apply_event(state: MemoryState, ev: Event, lost_after_s: float) -> None:
     kind, data = ev.kind, ev.data
-    if kind is EventKind.COMPACTED or kind is EventKind.SUPPRESSED:
-        return  # maintenance and suppression change no object (counts come from observations)
+    if kind in _NO_OP:
+        return
+    if kind is EventKind.ROOM_DEFINED:
+        state.scene.rooms.define(data["name"], data["polygon"], data.get("z_range"))
+        return
+    if kind is EventKind.ROOMS_CONNECTED:
+        state.scene.rooms.connect(data["a"], data["b"])
+        return
     if kind is EventKind.REVIVED:
         tomb = state.tombstones.pop(ev.object_id)
         state.tomb_grid.remove(ev.object_id)
@@ -114,6 +123,8 @@ def _apply_event(state: MemoryState, ev: Event, lost_after_s: float) -> None:
             place=center,  # type: ignore[arg-type]
             first_seen=ev.t,
             last_seen=ev.t,
+            place_size=tuple(data["size"]),  # type: ignore[arg-type]
+            place_t=ev.t,
         )
         state.objects[obj.id] = obj
         state.next_object_id = max(state.next_object_id, obj.id + 1)
@@ -123,29 +134,49 @@ def _apply_event(state: MemoryState, ev: Event, lost_after_s: float) -> None:
     obj = state.objects[ev.object_id]
     if kind is EventKind.PROMOTED:
         obj.promoted = True
+        _reindex(state, obj)
     elif kind is EventKind.LABEL_CHANGED:
         obj.label = data["to"]
+        _reindex(state, obj)
     elif kind is EventKind.MOVED:
-        obj.place = tuple(data["to"])  # type: ignore[assignment]
+        _settle(obj, data, ev.t)
+        _reindex(state, obj)
     elif kind is EventKind.LOST:
         obj.lost = True
         obj.lost_at = ev.t
+        state.scene.remove(obj.id)
     elif kind is EventKind.REACQUIRED:
         obj.lost = False
         obj.lost_at = None
         state.schedule_loss(obj, lost_after_s)
+        _reindex(state, obj)
     elif kind is EventKind.CORRECTED:
-        _apply_correction(state, obj, data)
+        _apply_correction(state, obj, data, ev.t)
+        _reindex(state, obj)
     elif kind is EventKind.FORGOTTEN:
         del state.objects[obj.id]
         state.grid.remove(obj.id)
+        state.scene.remove(obj.id)
         state.tombstones[obj.id] = TombstoneState(obj, ev.t, data["actor"], data["reason"])
         state.tomb_grid.set(obj.id, obj.center)
     else:  # pragma: no cover - every kind is handled above
         raise ValueError(f"unknown event kind {kind}")
 
 
-def _apply_correction(state: MemoryState, obj: ObjectState, data: dict) -> None:
+def _settle(obj: ObjectState, data: dict, t: float) -> None:
+    """The object settled at a new place (a move or a correction)."""
+    obj.place = tuple(data["to"])  # type: ignore[assignment]
+    obj.place_size = tuple(data.get("size", obj.size))  # type: ignore[assignment]
+    obj.place_t = t
+
+
+def _reindex(state: MemoryState, obj: ObjectState) -> None:
+    """Published, present objects take part in relations."""
+    if obj.promoted and not obj.lost:
+        state.scene.place(obj)
+
+
+def _apply_correction(state: MemoryState, obj: ObjectState, data: dict, t: float) -> None:
     field = data["field"]
     if field == "label":
         if data.get("mass"):
@@ -154,7 +185,8 @@ def _apply_correction(state: MemoryState, obj: ObjectState, data: dict) -> None:
             obj.pinned_label = data["to"]
         obj.label = data["label_after"]
     elif field == "center":
-        obj.center = obj.place = tuple(data["to"])  # type: ignore[assignment]
+        obj.center = tuple(data["to"])  # type: ignore[assignment]
+        _settle(obj, data, t)
         state.grid.set(obj.id, obj.center)
     elif field == "attributes":
         obj.attributes.update(data.get("set", {}))

@@ -205,7 +205,8 @@ def _sighting(out: RecordWriter, config: TrackerConfig, obj: ObjectState,
     moved = math.dist(after.center, after.place)
     if moved > config.tight_radius_m:
         out.event(EventKind.MOVED, oid, voted,
-                  {"from": list(after.place), "to": list(after.center), "distance_m": moved})
+                  {"from": list(after.place), "to": list(after.center), "distance_m": moved,
+                   "size": list(after.size)})
 
 
 def rejection_key(det: Detection, cell_m: float) -> str:

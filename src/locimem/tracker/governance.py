@@ -51,7 +51,7 @@ def decide_move(state: MemoryState, config: TrackerConfig, obj: ObjectState, cen
     """A person says the object is now at ``center``: its centre and settled place move there."""
     out = _writer(state, "correction", t, actor, reason, recorded_at)
     out.event(EventKind.CORRECTED, obj.id, obj.label, {
-        "field": "center", "from": list(obj.center), "to": list(center),
+        "field": "center", "from": list(obj.center), "to": list(center), "size": list(obj.size),
         "distance_m": math.dist(obj.center, center), "actor": actor, "reason": reason,
     })
     return out.records

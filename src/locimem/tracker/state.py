@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 
 from locimem.index.grid import SpatialGrid
+from locimem.scene.rooms import RoomMap
+from locimem.scene.state import SceneState
 
 Vec3 = tuple[float, float, float]
 Quat = tuple[float, float, float, float]
@@ -42,13 +44,16 @@ class ObjectState:
     pinned_label: str | None = None  # a person's correction, which the vote does not overturn
     attributes: dict[str, Any] = field(default_factory=dict)
     n_missed: int = 0  # scans since the last sighting in which the camera looked and missed it
+    place_size: Vec3 = (0.0, 0.0, 0.0)  # the size it had when it settled at ``place``
+    place_t: float = 0.0  # when it settled there
 
     def copy(self) -> ObjectState:
         return ObjectState(
             self.id, self.label, self.center, self.size, self.place, self.first_seen,
             self.last_seen, dict(self.label_mass), self.n_detections, self.promoted, self.lost,
             self.lost_at, self.track_id, self.orientation, self.feature, self.n_features,
-            self.pinned_label, dict(self.attributes), self.n_missed,
+            self.pinned_label, dict(self.attributes), self.n_missed, self.place_size,
+            self.place_t,
         )
 
     def voted_label(self) -> str:
@@ -90,6 +95,8 @@ class ObjectState:
             "pinned_label": self.pinned_label,
             "attributes": dict(sorted(self.attributes.items())),
             "n_missed": self.n_missed,
+            "place_size": list(self.place_size),
+            "place_t": self.place_t,
         }
 
     @classmethod
@@ -104,6 +111,7 @@ class ObjectState:
             feature=None if d["feature"] is None else np.asarray(d["feature"], dtype=np.float64),
             n_features=d["n_features"], pinned_label=d.get("pinned_label"),
             attributes=dict(d.get("attributes", {})), n_missed=d.get("n_missed", 0),
+            place_size=tuple(d["place_size"]), place_t=d["place_t"],
         )
 
 
@@ -166,6 +174,7 @@ class MemoryState:
         self.rejections: dict[str, RejectionState] = {}
         self.grid = SpatialGrid(grid_cell_m)
         self.tomb_grid = SpatialGrid(grid_cell_m)
+        self.scene = SceneState()
         # loss queue: (deadline, id) for objects not lost; stale entries are refreshed lazily
         self._loss_queue: list[tuple[float, int]] = []
 
@@ -183,6 +192,7 @@ class MemoryState:
         self.tomb_grid = SpatialGrid(self.grid.cell_m)
         for oid, tomb in self.tombstones.items():
             self.tomb_grid.set(oid, tomb.obj.center)
+        self.scene.rebuild(self.objects.values())
         self._loss_queue = [
             (o.last_seen + lost_after_s, o.id) for o in self.objects.values() if not o.lost
         ]
@@ -216,7 +226,12 @@ class MemoryState:
             "objects": {oid: o.to_dict() for oid, o in sorted(self.objects.items())},
             "tombstones": {oid: t.to_dict() for oid, t in sorted(self.tombstones.items())},
             "rejections": {k: r.to_dict() for k, r in sorted(self.rejections.items())},
+            "rooms": self.scene.rooms.to_dict(),
         }
+
+    def relations_snapshot(self) -> dict[str, float]:
+        """Every relation ("subject relation object" -> confidence), for comparisons."""
+        return {f"{s} {r} {o}": c for (s, r, o), c in sorted(self.scene.relations.all().items())}
 
     @classmethod
     def from_snapshot(cls, data: dict[str, Any], grid_cell_m: float) -> MemoryState:
@@ -228,4 +243,5 @@ class MemoryState:
         state.tombstones = {int(k): TombstoneState.from_dict(v)
                             for k, v in data["tombstones"].items()}
         state.rejections = {k: RejectionState(**v) for k, v in data["rejections"].items()}
+        state.scene.rooms = RoomMap.from_dict(data["rooms"])
         return state

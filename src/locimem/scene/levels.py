@@ -1,0 +1,40 @@
+"""Levels of the scene graph: rooms contain furniture (and structure), furniture supports items.
+
+An object's level comes from its ``level`` attribute when a person set one, else from its label:
+things that support others (tables, shelves, drawers …) and large fixtures are furniture;
+everything else is an item.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from locimem.query.text import fold, support_role
+
+if TYPE_CHECKING:
+    from locimem.tracker.state import ObjectState
+
+LEVEL_ATTRIBUTE = "level"
+OBJECT_LEVELS = ("furniture", "item")
+# fixtures that are furniture though nothing is said to sit on or in them
+_FURNITURE_HEADS = frozenset({
+    "chair", "stool", "sofa", "couch", "bed", "armchair", "bench", "fridge", "refrigerator",
+    "oven", "stove", "dishwasher", "washer", "dryer", "toilet", "bathtub", "tub", "door",
+    "window", "radiator", "piano", "wardrobe", "dresser", "tv", "television", "lamp",
+})
+
+
+def level_of(obj: ObjectState) -> str:
+    """``furniture`` or ``item`` (a ``level`` attribute overrides the label)."""
+    level = obj.attributes.get(LEVEL_ATTRIBUTE)
+    if level in OBJECT_LEVELS:
+        return str(level)
+    if support_role(obj.label) is not None:
+        return "furniture"
+    words = fold(obj.label)
+    return "furniture" if words and words[-1] in _FURNITURE_HEADS else "item"
+
+
+def role_of(obj: ObjectState) -> str | None:
+    """``surface`` (things sit on it), ``container`` (things go in it) or None."""
+    return support_role(obj.label)

@@ -1,0 +1,57 @@
+"""The scene graph as part of a memory's state: rooms (from records) and relations (derived).
+
+Rooms are defined and connected by records (``ROOM_DEFINED``, ``ROOMS_CONNECTED``). Relations
+are a pure function of the objects' settled boxes — their place and the size they had when they
+settled there — and are maintained incrementally as objects appear, move, are corrected, lost,
+reacquired or forgotten. Each change is kept in ``pending`` so the memory can record it as a
+``RELATION`` event in the commit that caused it (apply ignores those events: the relation index
+rebuilds itself from the objects, and tests check it equals the incremental one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from locimem.scene.levels import level_of, role_of
+from locimem.scene.relations import RelationChange, RelationIndex
+from locimem.scene.rooms import RoomMap
+
+if TYPE_CHECKING:
+    from locimem.tracker.state import ObjectState
+
+RECORDED_RELATIONS = ("on", "under", "in", "contains", "next_to")  # "near" is too chatty
+
+
+class SceneState:
+    """Rooms, and the relation index over the live objects."""
+
+    def __init__(self) -> None:
+        self.rooms = RoomMap()
+        self.relations = RelationIndex()
+        self.pending: list[RelationChange] = []
+
+    def place(self, obj: ObjectState) -> None:
+        """(Re)index an object at its settled box."""
+        changes = self.relations.update(obj.id, obj.place, obj.place_size, level_of(obj),
+                                        role_of(obj))
+        self.pending.extend(c for c in changes if c.kind != "changed")
+
+    def remove(self, object_id: int) -> None:
+        if object_id in self.relations:
+            self.pending.extend(self.relations.remove(object_id))
+
+    def rebuild(self, objects: Iterable[ObjectState]) -> None:
+        """Index every live object from scratch, in the order they settled."""
+        self.relations = RelationIndex()
+        live = sorted((o for o in objects if not o.lost), key=lambda o: (o.place_t, o.id))
+        for obj in live:
+            self.relations.update(obj.id, obj.place, obj.place_size, level_of(obj),
+                                  role_of(obj))
+        self.pending = []
+
+    def drain(self) -> list[RelationChange]:
+        """The recordable relation changes since the last drain (and forget the rest)."""
+        out = [c for c in self.pending if c.relation in RECORDED_RELATIONS]
+        self.pending = []
+        return out

@@ -1,0 +1,72 @@
+"""A synthetic depth camera: ray-cast axis-aligned boxes through every pixel of a camera.
+
+The image holds, per pixel, the forward distance (metres, along the camera's optical axis) of
+the first box the pixel's ray hits, ``inf`` where it hits nothing: the convention of
+:class:`locimem.model.Camera` and :mod:`locimem.geometry`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from locimem.geometry import pixel_rays, to_camera_frame
+from locimem.model import Camera
+from locimem.sim.world import Box
+
+
+def boxes_to_arrays(boxes: Sequence[Box]) -> tuple[np.ndarray, np.ndarray]:
+    """Box corners as two (n, 3) arrays: minima and maxima (metres, map frame)."""
+    if not boxes:
+        return np.zeros((0, 3)), np.zeros((0, 3))
+    return (np.array([b.min_m for b in boxes], dtype=np.float64),
+            np.array([b.max_m for b in boxes], dtype=np.float64))
+
+
+def render_depth(camera: Camera, box_min: np.ndarray, box_max: np.ndarray,
+                 shape: tuple[int, int] = (24, 32), max_range_m: float = 12.0) -> np.ndarray:
+    """Depth image (h, w), float32: per pixel, the forward distance in metres to the nearest
+    box its ray enters (slab test), or ``inf`` when none is hit within ``max_range_m``.
+
+    Boxes that contain the camera are ignored (the camera is inside, not looking at them).
+    ``camera.depth`` is not read; only the pose and fields of view.
+    """
+    rays = pixel_rays(camera, shape).reshape(-1, 3)  # forward component 1
+    rays = np.where(np.abs(rays) < 1e-12, 1e-12, rays)
+    origin = np.asarray(camera.position, dtype=np.float64)
+    depth = np.full(rays.shape[0], np.inf)
+    lo, hi = _cull(camera, box_min, box_max, max_range_m)
+    if lo.shape[0]:
+        inv = 1.0 / rays  # (P, 3)
+        t_near = np.zeros((rays.shape[0], lo.shape[0]))
+        t_far = np.full((rays.shape[0], lo.shape[0]), np.inf)
+        for axis in range(3):  # slab test, one axis at a time on (P, B) arrays
+            t1 = np.multiply.outer(inv[:, axis], lo[:, axis] - origin[axis])
+            t2 = np.multiply.outer(inv[:, axis], hi[:, axis] - origin[axis])
+            np.maximum(t_near, np.minimum(t1, t2), out=t_near)
+            np.minimum(t_far, np.maximum(t1, t2), out=t_far)
+        t = np.where(t_far >= t_near, t_near, np.inf).min(axis=1)
+        depth = np.where((t > 0.0) & (t <= max_range_m), t, np.inf)
+    return depth.reshape(shape).astype(np.float32)
+
+
+def _cull(camera: Camera, box_min: np.ndarray, box_max: np.ndarray, max_range_m: float
+          ) -> tuple[np.ndarray, np.ndarray]:
+    """Boxes that may be hit: not containing the camera, and not wholly outside one side of
+    the view frustum (a conservative test on the eight corners in the camera frame)."""
+    if box_min.shape[0] == 0:
+        return box_min, box_max
+    origin = np.asarray(camera.position, dtype=np.float64)
+    inside = np.all((box_min <= origin) & (origin <= box_max), axis=1)
+    lo, hi = box_min[~inside], box_max[~inside]
+    corners = np.stack([np.where(np.array(bits, dtype=bool), hi, lo)
+                        for bits in np.ndindex(2, 2, 2)], axis=1)  # (B, 8, 3)
+    body = to_camera_frame(camera, corners.reshape(-1, 3)).reshape(-1, 8, 3)
+    x, y, z = body[..., 0], body[..., 1], body[..., 2]
+    tan_h = np.tan(np.radians(camera.fov_deg) / 2)
+    tan_v = np.tan(np.radians(camera.vfov_deg) / 2)
+    out = (np.all(x <= 0, axis=1) | np.all(x > max_range_m, axis=1)
+           | np.all(y > tan_h * x, axis=1) | np.all(y < -tan_h * x, axis=1)
+           | np.all(z > tan_v * x, axis=1) | np.all(z < -tan_v * x, axis=1))
+    return lo[~out], hi[~out]

@@ -1,0 +1,218 @@
+"""The built-in scenarios: small simulated days, each aimed at one way a memory goes wrong.
+
+Each is a function ``(seed) -> Scenario``; :func:`build` builds one by name and :data:`NAMES`
+lists them. Each plays through a memory in a few seconds.
+
+=====================  =========================================================================
+``kitchen_day``        a morning in two rooms: a nudge, a 70 cm move while watched, a person in
+                       front of the table, a restart, a removal watched for 50 s, an addition
+``clutter``            a crowded table: rows of same-label objects 9 to 12 cm apart, nudged
+``heavy_flicker``      a detector that mislabels 35 % of its detections (cup / mug / glass, ...)
+``moves_across_rooms`` objects carried to other rooms and across a room while the robot is away
+``long_absence``       two hours in the office (one scan a minute, a restart), then back
+``removals``           things taken away while watched, while away, and one replaced in place
+``track_id_resets``    perception track ids that reset often, a nudge, and a restart
+=====================  =========================================================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from locimem.sim.perception import NoiseModel
+from locimem.sim.scenario import Scenario, ScenarioBuilder
+from locimem.sim.world import LABEL_SIZES, build_world
+
+__all__ = ["NAMES", "SCENARIOS", "build"]
+
+
+def kitchen_day(seed: int = 1) -> Scenario:
+    world = build_world(seed, rooms=("kitchen", "living"))
+    b = ScenarioBuilder("kitchen_day", world, seed=seed)
+    for furniture in ("kitchen/table", "kitchen/counter", "kitchen/shelf"):
+        b.stock(furniture, 1)
+    b.survey("kitchen", 8)
+    b.survey("living", 6)
+    b.look("kitchen/table", 6, sweep_m=0.0)
+    b.move_near(b.objects_on("kitchen/table")[0], 0.12)  # while watched
+    b.look("kitchen/table", 8)
+    b.look("kitchen/counter", 6, sweep_m=0.0)
+    # carried 70 cm along the counter while the camera watches
+    b.move_by(b.objects_on("kitchen/counter")[0], 0.7, keep_track=True)
+    b.look("kitchen/counter", 12, sweep_m=0.0)
+    b.occluded_look("kitchen/table", 15)
+    b.look("kitchen/table", 6)
+    b.restart()
+    b.survey("living", 6)
+    b.look("kitchen/shelf", 6)
+    b.remove(b.objects_on("kitchen/shelf")[0])  # taken away while watched
+    b.look("kitchen/shelf", 50)
+    b.add("bottle", "kitchen/table")
+    b.look("kitchen/table", 10)
+    b.survey("kitchen", 6)
+    b.survey("living", 6)
+    b.survey("kitchen", 6)
+    return b.build()
+
+
+def clutter(seed: int = 2) -> Scenario:
+    world = build_world(seed, rooms=("kitchen",), objects_per_surface=(2, 4),
+                        bare=("kitchen/table",))
+    b = ScenarioBuilder("clutter", world, seed=seed)
+    top = world.furniture_named("kitchen/table").surfaces[0]
+    (x0, y0), (x1, _) = top.min_xy, top.max_xy
+    z = top.z_m
+    rows = [("cup", 0.10, 4, 0.10), ("glass", 0.09, 3, 0.26), ("mug", 0.13, 3, 0.42),
+            ("apple", 0.09, 4, 0.58)]
+    for label, spacing, n, dy in rows:
+        h = LABEL_SIZES[label][2]
+        for k in range(n):
+            b.add(label, "kitchen/table", at=(x0 + 0.15 + k * spacing, y0 + dy, z + h / 2),
+                  setup=True)
+    b.add("bowl", "kitchen/table", at=(x1 - 0.2, y0 + 0.2, z + 0.035), setup=True)
+    b.add("bottle", "kitchen/table", at=(x1 - 0.2, y0 + 0.5, z + 0.13), setup=True)
+    b.stock("kitchen/counter", 1)
+    for _ in range(2):
+        b.survey("kitchen", 10)
+    b.look("kitchen/table", 6)
+    cups = [i for i in b.objects_on("kitchen/table") if b.specs[i].label == "cup"]
+    b.move_near(cups[-1], 0.05)  # nudged, now closer to nothing but still in its row
+    b.look("kitchen/table", 10)
+    b.look("kitchen/counter", 6)
+    b.move_near(b.objects_on("kitchen/counter")[0], 0.1)
+    b.look("kitchen/counter", 10)
+    for _ in range(2):
+        b.survey("kitchen", 10)
+    return b.build()
+
+
+def heavy_flicker(seed: int = 3) -> Scenario:
+    world = build_world(seed, rooms=("kitchen", "living"))
+    noise = NoiseModel(flicker_prob=0.35)
+    b = ScenarioBuilder("heavy_flicker", world, seed=seed, noise=noise)
+    for _ in range(3):
+        b.survey("kitchen", 8)
+        b.survey("living", 8)
+    return b.build()
+
+
+def moves_across_rooms(seed: int = 4) -> Scenario:
+    world = build_world(seed, rooms=("kitchen", "living", "office"))
+    b = ScenarioBuilder("moves_across_rooms", world, seed=seed)
+    b.stock("kitchen/table", 2)
+    b.stock("office/desk", 1)
+    b.stock("living/side_table", 1)
+    for room in ("kitchen", "living", "office"):
+        b.survey(room, 6)
+    # While the robot is in the office: a kitchen thing goes to the living room, and one goes
+    # across the kitchen from the table to the counter.
+    b.move_to(b.objects_on("kitchen/table")[0], "living/coffee_table")
+    b.move_to(b.objects_on("kitchen/table")[-1], "kitchen/counter")
+    b.survey("office", 6)
+    b.survey("living", 6)
+    b.survey("kitchen", 6)
+    # While the robot is in the kitchen: an office thing goes to the living room's bookcase.
+    b.move_to(b.objects_on("office/desk")[0], "living/bookcase")
+    b.survey("kitchen", 6)
+    b.survey("living", 6)
+    b.survey("office", 6)
+    # Watched: a living-room thing is picked up in view and carried to the kitchen counter.
+    b.look("living/side_table", 6)
+    b.move_to(b.objects_on("living/side_table")[0], "kitchen/counter")
+    b.look("living/side_table", 8)
+    b.survey("kitchen", 6)
+    b.survey("living", 6)
+    b.survey("office", 6)
+    b.survey("kitchen", 6)
+    return b.build()
+
+
+def long_absence(seed: int = 5) -> Scenario:
+    world = build_world(seed, rooms=("kitchen", "living", "office"))
+    b = ScenarioBuilder("long_absence", world, seed=seed)
+    b.survey("kitchen", 8)
+    b.survey("living", 8)
+    b.survey("kitchen", 6)
+    b.away("office", 3600.0, scan_every_s=60.0)
+    b.restart()
+    b.away("office", 3600.0, scan_every_s=60.0)
+    b.survey("living", 6)
+    b.survey("kitchen", 6)
+    b.survey("living", 6)
+    return b.build()
+
+
+def removals(seed: int = 6) -> Scenario:
+    world = build_world(seed, rooms=("kitchen", "living"))
+    b = ScenarioBuilder("removals", world, seed=seed)
+    for furniture, n in (("kitchen/counter", 1), ("kitchen/shelf", 2), ("kitchen/table", 1),
+                         ("living/coffee_table", 1)):
+        b.stock(furniture, n)
+    b.survey("kitchen", 8)
+    b.survey("living", 6)
+    b.look("kitchen/counter", 6)
+    b.remove(b.objects_on("kitchen/counter")[0])  # watched
+    b.look("kitchen/counter", 50)
+    b.look("kitchen/shelf", 6)
+    on_shelf = b.objects_on("kitchen/shelf")
+    for oid in on_shelf[:2]:
+        b.remove(oid)  # two at once, watched
+    b.look("kitchen/shelf", 50)
+    b.survey("living", 6)
+    b.remove(b.objects_on("kitchen/table")[0])  # while the robot is in the living room
+    b.look("kitchen/table", 50)  # back: the place is empty
+    # Replaced in place: the coffee-table thing is swapped for a new one of the same label.
+    b.look("living/coffee_table", 6)
+    old = b.objects_on("living/coffee_table")[0]
+    at, label = b.positions[old], b.specs[old].label
+    b.remove(old)
+    b.look("living/coffee_table", 45)
+    b.add(label, "living/coffee_table", at=at)
+    b.look("living/coffee_table", 12)
+    b.survey("kitchen", 6)
+    b.survey("living", 6)
+    return b.build()
+
+
+def track_id_resets(seed: int = 7) -> Scenario:
+    world = build_world(seed, rooms=("kitchen", "living"))
+    noise = NoiseModel(track_reset_prob=0.2, track_max_gap=0)
+    b = ScenarioBuilder("track_id_resets", world, seed=seed, noise=noise)
+    b.stock("kitchen/table", 1)
+    b.survey("kitchen", 8)
+    b.survey("living", 8)
+    b.look("kitchen/table", 6)
+    b.move_near(b.objects_on("kitchen/table")[0], 0.15, keep_track=False)
+    b.look("kitchen/table", 10)
+    b.restart()
+    b.survey("kitchen", 8)
+    b.survey("living", 8)
+    b.survey("kitchen", 8)
+    return b.build()
+
+
+SCENARIOS: dict[str, Callable[[int], Scenario]] = {
+    "kitchen_day": kitchen_day,
+    "clutter": clutter,
+    "heavy_flicker": heavy_flicker,
+    "moves_across_rooms": moves_across_rooms,
+    "long_absence": long_absence,
+    "removals": removals,
+    "track_id_resets": track_id_resets,
+}
+NAMES: tuple[str, ...] = tuple(SCENARIOS)
+
+
+def build(name: str, seed: int | None = None) -> Scenario:
+    """The built-in scenario ``name``, with its default seed unless ``seed`` is given.
+
+    >>> s = build("kitchen_day")
+    >>> s.name, len(s.frames) > 100, s.frames[0].t
+    ('kitchen_day', True, 0.0)
+    """
+    try:
+        make = SCENARIOS[name]
+    except KeyError:
+        raise KeyError(f"no scenario {name!r}; built-in scenarios are {', '.join(NAMES)}"
+                       ) from None
+    return make() if seed is None else make(seed)

@@ -1,0 +1,203 @@
+"""Camera geometry: frames, the pinhole model, fields of view, visibility against depth."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from locimem import Camera, InvalidInput
+from locimem.geometry import (
+    Visibility,
+    check_points,
+    in_view,
+    intrinsics,
+    look_at,
+    pixel_index,
+    pixel_rays,
+    project,
+    quaternion_wxyz_from_matrix,
+    rotation_matrix_from_wxyz,
+    to_camera_frame,
+    visibility,
+)
+
+YAW_90 = (math.cos(math.pi / 4), 0.0, 0.0, math.sin(math.pi / 4))  # body x -> map +y
+
+
+def cam(quat=(1.0, 0.0, 0.0, 0.0), pos=(0.0, 0.0, 0.0), fov=90.0, vfov=90.0, rng=5.0,
+        depth=None) -> Camera:
+    return Camera(pos, quat, fov, rng, vfov, depth=depth)
+
+
+# -- frames ---------------------------------------------------------------------------------------
+def test_identity_pose_is_a_translation():
+    c = cam(pos=(1.0, 2.0, 3.0))
+    np.testing.assert_allclose(to_camera_frame(c, [[2.0, 2.5, 2.0]]), [[1.0, 0.5, -1.0]])
+
+
+def test_yaw_90_maps_map_y_to_forward_and_map_minus_x_to_left():
+    c = cam(YAW_90)
+    body = to_camera_frame(c, [[0.0, 2.0, 0.0], [-1.0, 2.0, 0.5]])
+    np.testing.assert_allclose(body, [[2.0, 0.0, 0.0], [2.0, 1.0, 0.5]], atol=1e-12)
+
+
+def test_body_to_map_round_trip_with_random_rotations():
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        q = rng.normal(size=4)
+        q /= np.linalg.norm(q)
+        c = cam(tuple(q), pos=tuple(rng.normal(size=3)))
+        pts = rng.normal(size=(7, 3))
+        body = to_camera_frame(c, pts)
+        back = body @ rotation_matrix_from_wxyz(c.quaternion).T + np.asarray(c.position)
+        np.testing.assert_allclose(back, pts, atol=1e-12)
+
+
+def test_matrix_quaternion_round_trip_covers_every_branch():
+    rng = np.random.default_rng(1)
+    quats = [(1, 0, 0, 0), (0, 1, 0, 0), (0, 0, 1, 0), (0, 0, 0, 1)]
+    quats += [tuple(rng.normal(size=4)) for _ in range(100)]
+    for q in quats:
+        q = np.asarray(q, dtype=float) / np.linalg.norm(q)
+        q = q if q[0] >= 0 else -q
+        back = quaternion_wxyz_from_matrix(rotation_matrix_from_wxyz(q))
+        assert back[0] >= 0
+        np.testing.assert_allclose(back, q, atol=1e-12)
+
+
+def test_look_at_points_the_optical_axis_at_the_target_with_a_level_horizon():
+    c = look_at((1.0, 1.0, 1.3), (3.0, 2.0, 0.8))
+    body = to_camera_frame(c, [[3.0, 2.0, 0.8]])
+    np.testing.assert_allclose(body[0, 1:], [0.0, 0.0], atol=1e-12)
+    assert body[0, 0] == pytest.approx(math.dist((1, 1, 1.3), (3, 2, 0.8)))
+    y_axis = rotation_matrix_from_wxyz(c.quaternion)[:, 1]
+    assert y_axis[2] == pytest.approx(0.0, abs=1e-12)  # no roll
+
+
+def test_look_at_straight_down_is_defined():
+    c = look_at((0, 0, 2), (0, 0, 0))
+    np.testing.assert_allclose(rotation_matrix_from_wxyz(c.quaternion)[:, 0], [0, 0, -1],
+                               atol=1e-12)
+    with pytest.raises(InvalidInput, match="distinct"):
+        look_at((1, 1, 1), (1, 1, 1))
+
+
+def test_check_points_names_the_expected_and_received_shape():
+    assert check_points((1, 2, 3)).shape == (1, 3)
+    assert check_points([]).shape == (0, 3)
+    with pytest.raises(InvalidInput, match=r"shape \(n, 3\) or \(3,\), got shape \(2, 2\)"):
+        check_points([[1, 2], [3, 4]])
+    with pytest.raises(InvalidInput, match="finite"):
+        check_points([[0, 0, np.nan]])
+
+
+# -- field of view --------------------------------------------------------------------------------
+def test_in_view_boundaries_are_included_and_behind_or_beyond_range_is_not():
+    c = cam(fov=90.0, vfov=60.0, rng=4.0)
+    tan_h, tan_v = math.tan(math.radians(45)), math.tan(math.radians(30))
+    pts = [
+        [2.0, 2.0 * tan_h, 0.0],  # exactly on the horizontal edge (45 degrees)
+        [2.0, 2.0001, 0.0],  # just outside it
+        [2.0, 0.0, 2.0 * tan_v - 1e-9],  # just inside the vertical edge
+        [2.0, 0.0, 2.0 * tan_v + 1e-6],  # just outside it
+        [4.0, 0.0, 0.0],  # at range
+        [4.0001, 0.0, 0.0],  # beyond range
+        [-1.0, 0.0, 0.0],  # behind
+        [0.0, 0.0, 0.0],  # at the camera
+    ]
+    assert in_view(c, pts).tolist() == [True, False, True, False, True, False, False, False]
+
+
+def test_the_field_of_view_is_a_pinhole_rectangle_not_a_cone():
+    # A corner ray is inside both half-angles although its angle off the axis is larger.
+    c = cam(fov=90.0, vfov=90.0)
+    assert in_view(c, [[1.0, 0.99, 0.99]]).tolist() == [True]
+
+
+# -- pinhole projection ---------------------------------------------------------------------------
+def test_intrinsics_follow_the_fields_of_view():
+    c = cam(fov=90.0, vfov=60.0)
+    fx, fy, cx, cy = intrinsics(c, (30, 40))
+    assert fx == pytest.approx(20.0)
+    assert fy == pytest.approx(15.0 / math.tan(math.radians(30)))
+    assert (cx, cy) == (20.0, 15.0)
+    with pytest.raises(InvalidInput, match="image shape"):
+        intrinsics(c)
+
+
+def test_project_puts_left_at_small_columns_and_up_at_small_rows():
+    c = cam(fov=90.0, vfov=90.0)
+    rows, cols = project(c, [[1, 0, 0], [1, 1, 0], [1, -1, 0], [1, 0, 1], [1, 0, -1],
+                             [-1, 0, 0]], shape=(10, 20))
+    np.testing.assert_allclose(rows[:5], [5, 5, 5, 0, 10], atol=1e-12)
+    np.testing.assert_allclose(cols[:5], [10, 0, 20, 10, 10], atol=1e-12)
+    assert math.isnan(rows[5]) and math.isnan(cols[5])
+
+
+def test_pixel_rays_pass_through_pixel_centres_and_have_unit_forward_component():
+    c = look_at((0.5, -1.0, 1.2), (3.0, 1.0, 0.4), fov_deg=70.0, vfov_deg=50.0)
+    shape = (6, 8)
+    rays = pixel_rays(c, shape)
+    body = to_camera_frame(c, (np.asarray(c.position) + rays).reshape(-1, 3))
+    np.testing.assert_allclose(body[:, 0], 1.0, atol=1e-12)
+    rows, cols = project(c, (np.asarray(c.position) + 2.5 * rays).reshape(-1, 3), shape)
+    ii, jj = np.meshgrid(np.arange(6) + 0.5, np.arange(8) + 0.5, indexing="ij")
+    np.testing.assert_allclose(rows, ii.ravel(), atol=1e-9)
+    np.testing.assert_allclose(cols, jj.ravel(), atol=1e-9)
+
+
+def test_pixel_index_floors_and_clips_the_far_border_into_the_image():
+    r, c = pixel_index(np.array([0.0, 2.999, 3.0, np.nan]), np.array([0.5, 4.0, 1.2, 1.0]),
+                       (3, 4))
+    assert r.tolist() == [0, 2, 2, 0]
+    assert c.tolist() == [0, 3, 1, 1]
+
+
+# -- visibility -----------------------------------------------------------------------------------
+def test_without_depth_every_in_view_point_is_visible():
+    c = cam()
+    v = visibility(c, [[2, 0, 0], [-2, 0, 0], [9, 0, 0]])
+    assert v.tolist() == [Visibility.VISIBLE, Visibility.OUT_OF_VIEW, Visibility.OUT_OF_VIEW]
+    assert v.dtype == np.int8
+
+
+def test_depth_decides_visible_occluded_and_no_depth_at_the_margin_exactly():
+    depth = np.full((4, 4), 2.0)
+    depth[0, 0] = np.nan  # top-left: no reading
+    depth[0, 3] = 0.0  # top-right: no reading
+    c = cam(depth=depth, rng=10.0)
+    pts = [
+        [2.0, 0.0, 0.0],  # at the surface
+        [2.1, 0.0, 0.0],  # 0.1 m behind it: depth == forward - margin -> VISIBLE
+        [2.1 + 1e-6, 0.0, 0.0],  # just beyond the margin -> OCCLUDED
+        [1.0, 0.0, 0.0],  # in front of the surface
+        [2.0, 1.9, 1.9],  # top-left pixel: NaN
+        [2.0, -1.9, 1.9],  # top-right pixel: 0
+        [-2.0, 0.0, 0.0],  # behind the camera stays OUT_OF_VIEW
+    ]
+    assert [Visibility(v).name for v in visibility(c, pts, margin_m=0.1)] == [
+        "VISIBLE", "VISIBLE", "OCCLUDED", "VISIBLE", "NO_DEPTH", "NO_DEPTH", "OUT_OF_VIEW"]
+
+
+def test_margins_may_be_given_per_point():
+    c = cam(depth=np.full((2, 2), 2.0), rng=10.0)
+    v = visibility(c, [[2.5, 0, 0], [2.5, 0, 0]], margin_m=np.array([0.6, 0.4]))
+    assert v.tolist() == [Visibility.VISIBLE, Visibility.OCCLUDED]
+    with pytest.raises(InvalidInput, match=r"margin_m must be a number or an array of shape"):
+        visibility(c, [[2.5, 0, 0]], margin_m=np.array([0.1, 0.2]))
+    with pytest.raises(InvalidInput, match="finite and >= 0"):
+        visibility(c, [[2.5, 0, 0]], margin_m=-0.1)
+
+
+def test_visibility_uses_the_pixel_the_point_projects_to():
+    depth = np.full((2, 2), 5.0)
+    depth[:, 0] = 1.0  # a wall close on the left half
+    c = cam(depth=depth, rng=10.0)
+    v = visibility(c, [[3.0, 1.0, 0.0], [3.0, -1.0, 0.0]], margin_m=0.1)
+    assert v.tolist() == [Visibility.OCCLUDED, Visibility.VISIBLE]
+
+
+def test_visibility_of_no_points_is_empty():
+    assert visibility(cam(), np.zeros((0, 3))).shape == (0,)

@@ -1,0 +1,81 @@
+"""The quality benchmark: its table, and the baseline failing where it must."""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+
+import pytest
+
+from locimem.bench.quality import METRICS, run_quality_suite
+
+
+@pytest.fixture(scope="module")
+def suite():
+    out = io.StringIO()
+    results = run_quality_suite(out, ["kitchen_day"])
+    return out.getvalue(), results["kitchen_day"]
+
+
+def _table(text: str) -> dict[str, list[str]]:
+    rows = [line for line in text.splitlines() if line.startswith("| ")]
+    header, body = rows[0], rows[1:]
+    assert header == "| metric | locimem | naive |"
+    table = {}
+    for row in body:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        assert len(cells) == 3, row
+        table[cells[0]] = cells[1:]
+    return table
+
+
+def test_one_section_per_scenario_with_every_metric_in_order(suite):
+    text, _ = suite
+    assert text.startswith("# locimem tracking quality")
+    assert re.findall(r"^## .*$", text, flags=re.M) == ["## kitchen_day"]
+    assert "|---|---:|---:|" in text
+    assert list(_table(text)) == [name for name, _ in METRICS]
+    assert re.search(r"^\d+ scans over \d+ min, \d+ objects, \d+ detections "
+                     r"\(\d+ false positives\), seed 1; .*1 far move.*1 removal", text, re.M)
+
+
+def test_every_cell_is_a_figure(suite):
+    figure = re.compile(r"^(-?\d+(\.\d+)?( \(.*\))?|n/a|—|never \(\d+/\d+\)|"
+                        r"\d+ s median, \d+ s max(; never \d+/\d+)?)$")
+    for name, cells in _table(suite[0]).items():
+        for cell in cells:
+            assert figure.match(cell), (name, cell)
+
+
+def test_the_baseline_keeps_duplicates_ghosts_and_removed_things(suite):
+    text, result = suite
+    naive = _table(text)
+    assert int(naive["duplicates at end"][1]) > 0
+    assert int(naive["phantoms at end"][1]) > 0
+    assert naive["coverage at end"][1] == "1.000"  # it forgets nothing ...
+    assert naive["LOST only because out of view"][1] == "0"
+    assert naive["far move → correct belief"][1] == "never (1/1)"  # ... not even the ghost
+    assert naive["seen removal → LOST"][1] == "never (1/1)"
+
+    report = result.reports["naive"]
+    scenario = result.scenario
+    last = result.runs["naive"].frames[-1]
+    strays = {h for h, _ in report.end.duplicates} | set(report.end.phantoms)
+    stray_at = [h.center for h in last.published if h.id in strays]
+    move = next(e for e in scenario.events if e.kind == "move_far")
+    removal = next(e for e in scenario.events if e.kind == "remove")
+    assert any(math.dist(c, move.from_m) < 0.1 for c in stray_at)  # the moved thing's ghost
+    (gone,) = report.removals  # the identity it had for the removed thing is still published
+    assert gone.object_id == removal.object_id and gone.hypothesis_id is not None
+    assert gone.hypothesis_id in {h.id for h in last.published}
+    fps = [d.center for f in scenario.frames
+           for d, s in zip(f.detections, f.sources, strict=True) if s is None]
+    assert any(math.dist(c, fp) < 1e-9 for c in stray_at for fp in fps)  # a published FP
+
+
+def test_results_carry_both_runs_for_every_scan(suite):
+    _, result = suite
+    assert set(result.runs) == set(result.reports) == {"locimem", "naive"}
+    for run in result.runs.values():
+        assert len(run.frames) == len(result.scenario.frames)

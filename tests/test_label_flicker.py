@@ -119,8 +119,11 @@ def test_two_close_objects_in_the_same_scans_stay_two(mem: ObjectMemory) -> None
     assert math.dist(objs[0].center, a) < 0.02
     assert math.dist(objs[1].center, b) < 0.02
     assert mem.events(kind=["MOVED", "LABEL_CHANGED", "LOST", "REACQUIRED"]) == []
-    assert [(e.kind.value, e.object_id) for e in mem.events()] == [
+    assert [(e.kind.value, e.object_id) for e in mem.events() if e.kind.value != "RELATION"] == [
         ("APPEARED", 1), ("APPEARED", 2), ("PROMOTED", 1), ("PROMOTED", 2)]
+    # the two cups are recorded as standing next to each other, once
+    assert [(e.object_id, e.data["relation"], e.data["object"], e.data["added"])
+            for e in mem.events(kind="RELATION")] == [(1, "next_to", 2, True)]
 
 
 def test_same_label_jump_within_drift_radius_is_a_move(mem: ObjectMemory) -> None:

@@ -23,6 +23,7 @@ from locimem.check import (
 )
 from locimem.config import TrackerConfig
 from locimem.errors import InvalidInput, ReadOnly
+from locimem.index.vectors import ExactIndex, VectorIndex
 from locimem.model import (
     Camera,
     Commit,
@@ -33,7 +34,10 @@ from locimem.model import (
     Observation,
     ScanResult,
 )
+from locimem.query.encoder import Encoder
 from locimem.query.reader import MemoryReader
+from locimem.scene.relations import RelationChange
+from locimem.scene.rooms import Room
 from locimem.store.base import StateDelta, Store
 from locimem.store.sqlite import MEMORY, SQLiteStore
 from locimem.tracker.apply import TOMB_KEY, Record, apply
@@ -62,11 +66,15 @@ class ObjectMemory(MemoryReader):
     """
 
     def __init__(self, store: Store, scope: str, config: TrackerConfig,
-                 clock: Callable[[], float]) -> None:
+                 clock: Callable[[], float], encoder: Encoder | None = None,
+                 vector_index: Callable[[int], VectorIndex] | None = None) -> None:
         self._store = store
         self._scope = scope
         self._config = config
         self._clock = clock
+        self._encoder = encoder
+        self._vector_index = vector_index
+        self._semantic_index = None
         self._owner = None  # the live memory answers for itself
         self._until_commit = None
         self._state = self._load_state(from_log=False)
@@ -82,6 +90,8 @@ class ObjectMemory(MemoryReader):
         read_only: bool = False,
         durable: bool = True,
         clock: Callable[[], float] = time.time,
+        encoder: Encoder | str | None = None,
+        vector_index: str = "exact",
     ) -> ObjectMemory:
         """Open (or create) the store at ``path`` and rebuild the memory of ``scope``.
 
@@ -93,6 +103,10 @@ class ObjectMemory(MemoryReader):
             durable: fsync every scan (survives power loss); False survives a killed process
                 but may lose the last scans on power loss.
             clock: wall clock for *record time* only (audit); beliefs use scan times.
+            encoder: a text :class:`~locimem.query.encoder.Encoder` for ``find`` by meaning,
+                or ``"minilm"`` for the packaged offline MiniLM (the ``text`` extra).
+            vector_index: ``"exact"`` (numpy) or ``"usearch"`` (approximate; the ``vectors``
+                extra) for the label embeddings.
 
         Raises:
             StoreLocked: another process has the store open for writing.
@@ -104,9 +118,11 @@ class ObjectMemory(MemoryReader):
             config = TrackerConfig()
         elif not isinstance(config, TrackerConfig):
             raise InvalidInput(f"config must be a TrackerConfig, got {type(config).__name__}")
+        text_encoder = _check_encoder(encoder)
+        make_index = _check_vector_index(vector_index)
         store = SQLiteStore(path, read_only=read_only, durable=durable)
         try:
-            return cls(store, scope, config, clock)
+            return cls(store, scope, config, clock, text_encoder, make_index)
         except BaseException:
             store.close()
             raise
@@ -138,18 +154,31 @@ class ObjectMemory(MemoryReader):
         return self._load_state(from_log=True)
 
     # -- writing ------------------------------------------------------------------------------
-    def _commit(self, records: Sequence[Record]) -> None:
+    def _commit(self, records: Sequence[Record]) -> Sequence[Record]:
         """Apply records to the live state and append them, with the state they changed, in
         one transaction. If the append fails the state is reloaded from the store."""
         state = self._state
         lost_after = self._config.lost_after_s
         for record in records:
             apply(state, record, lost_after)
+        changes = state.scene.drain()
+        if changes:  # relation changes are recorded in the commit that caused them
+            records = _with_relation_events(state, records, changes)
+        delta = _delta(state, records)
         try:
-            self.store.append(self._scope, records, _delta(state, records))
+            self.store.append(self._scope, records, delta)
         except BaseException:
             self._state = self._load_state(from_log=False)
+            self._semantic_index = None
             raise
+        if self._semantic_index is not None:
+            for oid in delta.touched:
+                obj = state.objects.get(oid)
+                if obj is None or oid in state.tombstones:
+                    self._semantic_index.remove(oid)
+                else:
+                    self._semantic_index.set(oid, obj.label)
+        return records
 
     def _writable(self, what: str) -> None:
         if self.store.read_only:
@@ -172,8 +201,8 @@ class ObjectMemory(MemoryReader):
         dets = self._check_scan(t, detections, camera)
         decision = decide(self._state, self._config, t, dets, camera,
                           recorded_at=float(self._clock()))
-        self._commit(decision.records)
-        events = tuple(r for r in decision.records if isinstance(r, Event))
+        records = self._commit(decision.records)
+        events = tuple(r for r in records if isinstance(r, Event))
         return ScanResult(commit=decision.records[0].id, t=t,  # type: ignore[union-attr]
                           assignments=decision.assignments, events=events,
                           rejected=decision.rejected)
@@ -284,6 +313,44 @@ class ObjectMemory(MemoryReader):
         return records[-1]  # type: ignore[return-value]
 
 
+    # -- the scene graph -----------------------------------------------------------------------
+    def define_room(self, name: str, polygon_xy: Sequence[Sequence[float]],
+                    z_range: Sequence[float] | None = None, *, actor: str = "operator",
+                    reason: str | None = None) -> Event:
+        """Define a room by its floor polygon ((x, y) vertices, metres, map frame; a simple
+        polygon of positive area) and optional z range. Objects are assigned to the room
+        holding most of their footprint. Recorded as a ROOM_DEFINED event."""
+        self._writable("define_room")
+        name = check_text(name, "room name", max_chars=64)
+        room = Room(name, polygon_xy, z_range)  # validates
+        if name in self._state.scene.rooms.names():
+            raise InvalidInput(f"a room named {name!r} is already defined")
+        return self._scene_event(EventKind.ROOM_DEFINED, room.to_dict(), actor, reason)
+
+    def connect_rooms(self, a: str, b: str, *, actor: str = "operator",
+                      reason: str | None = None) -> Event:
+        """Link two rooms (a door or an opening) for :meth:`path_rooms`."""
+        self._writable("connect_rooms")
+        a, b = self._room(a), self._room(b)
+        if a == b:
+            raise InvalidInput(f"cannot connect room {a!r} to itself")
+        return self._scene_event(EventKind.ROOMS_CONNECTED, {"a": a, "b": b}, actor, reason)
+
+    def _scene_event(self, kind: EventKind, data: dict[str, Any], actor: str,
+                     reason: str | None) -> Event:
+        actor = check_text(actor, "actor")
+        reason = None if reason is None else check_text(reason, "reason", max_chars=1000)
+        state = self._state
+        out = RecordWriter(
+            Commit(id=state.next_commit, kind="scene", t=float(state.now or 0.0),
+                   recorded_at=float(self._clock()), actor=actor, reason=reason,
+                   n_detections=0),
+            state.next_seq,
+        )
+        event = out.event(kind, 0, "", data)
+        self._commit(out.records)
+        return event
+
     # -- maintenance --------------------------------------------------------------------------
     def compact(self, *, older_than_s: float = 600.0, trail_s: float = 10.0,
                 dry_run: bool = False, actor: str = "maintenance",
@@ -366,7 +433,50 @@ def _delta(state: MemoryState, records: Sequence[Record]) -> StateDelta:
                 objects.add(r.object_id)
         else:
             objects.update(r.missed)
+    delta.touched = sorted(objects | tombs)
     delta.objects = [state.objects[i] for i in sorted(objects) if i in state.objects]
     delta.tombstones = {i: state.tombstones[i] for i in sorted(tombs) if i in state.tombstones}
     delta.rejections = {k: state.rejections[k] for k in sorted(keys)}
     return delta
+
+
+def _with_relation_events(state: MemoryState, records: Sequence[Record],
+                          changes: Sequence[RelationChange]) -> list[Record]:
+    """Append RELATION events (already reflected in the state: apply ignores them)."""
+    commit = records[0]
+    seq = max(r.seq for r in records[1:] if isinstance(r, (Observation, Event))) + 1 \
+        if len(records) > 1 else state.next_seq
+    out = list(records)
+    for c in changes:
+        subject = state.objects.get(c.subject)
+        other = state.objects.get(c.object)
+        out.append(Event(seq, commit.id, commit.t, EventKind.RELATION, c.subject,
+                         subject.label if subject else "", {
+                             "relation": c.relation, "object": c.object,
+                             "object_label": other.label if other else "",
+                             "added": c.kind == "added", "confidence": c.confidence}))
+        seq += 1
+    state.next_seq = max(state.next_seq, seq)
+    return out
+
+
+def _check_encoder(encoder: Any) -> Encoder | None:
+    if encoder is None:
+        return None
+    if encoder == "minilm":
+        from locimem.query.encoder import MiniLMEncoder
+
+        return MiniLMEncoder()
+    if isinstance(encoder, str) or not hasattr(encoder, "encode") or not hasattr(encoder, "dim"):
+        raise InvalidInput("encoder must be an Encoder (with dim and encode()), 'minilm' or None")
+    return encoder
+
+
+def _check_vector_index(name: Any) -> Callable[[int], VectorIndex]:
+    if name == "exact":
+        return ExactIndex
+    if name == "usearch":
+        from locimem.index.vectors import UsearchIndex
+
+        return UsearchIndex
+    raise InvalidInput(f"vector_index must be 'exact' or 'usearch', got {name!r}")

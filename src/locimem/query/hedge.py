@@ -56,3 +56,17 @@ def hedged_sentence(obj: ObjectState, status: ObjectStatus, now: float,
                 "it may have been moved or taken.")
     lost_at = obj.lost_at if obj.lost_at is not None else now
     return f"{name} is lost: {seen} {where} and not seen since; I gave it up at t={lost_at:.1f} s."
+
+
+MAX_TEXT = 80
+
+
+def sanitize(text: str, max_chars: int = MAX_TEXT) -> str:
+    """Perception-derived text made safe to print or hand to a model: control and format
+    characters dropped, whitespace collapsed to single spaces, length capped (with "…")."""
+    import unicodedata
+
+    cleaned = "".join(" " if c.isspace() else c for c in text
+                      if unicodedata.category(c) not in ("Cc", "Cf") or c.isspace())
+    cleaned = " ".join(cleaned.split())
+    return cleaned if len(cleaned) <= max_chars else cleaned[: max_chars - 1] + "…"

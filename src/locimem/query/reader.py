@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from locimem.check import check_int, check_label, check_positive, check_time, check_vec
 from locimem.config import TrackerConfig
 from locimem.errors import InvalidInput, NotFound, StoreClosed
+from locimem.index.vectors import VectorIndex
 from locimem.model import (
     AuditEntry,
     Event,
@@ -25,17 +27,21 @@ from locimem.model import (
     Tombstone,
     TrackedObject,
 )
-from locimem.query.hedge import hedged_sentence
+from locimem.query.encoder import Encoder
+from locimem.query.hedge import hedged_sentence, place_text, sanitize
 from locimem.query.recall import label_matches, name_words
 from locimem.query.recall import recall as _recall
+from locimem.query.semantic import SemanticIndex
 from locimem.query.temporal import ObjectChanges, group_changes
 from locimem.query.views import status_of, view
+from locimem.scene.levels import OBJECT_LEVELS, level_of
+from locimem.scene.relations import RELATIONS
 from locimem.scene.rooms import RoomMap
 from locimem.store.base import Store
 from locimem.tracker.apply import apply
 from locimem.tracker.state import MemoryState, ObjectState
 
-COMMIT_KINDS = ("scan", "correction", "forget", "maintenance")
+COMMIT_KINDS = ("scan", "correction", "forget", "maintenance", "scene")
 LIVE_STATUSES = ("confirmed", "tentative", "doubted")
 
 
@@ -48,6 +54,9 @@ class MemoryReader:
     _state: MemoryState
     _until_commit: int | None = None  # as-of views read the record only up to here
     _owner: MemoryReader | None = None  # as-of views: the live memory they look back from
+    _encoder: Encoder | None = None
+    _vector_index: Callable[[int], VectorIndex] | None = None
+    _semantic_index: SemanticIndex | None = None  # built on first use
 
     def __init__(self, store: Store, scope: str, config: TrackerConfig, state: MemoryState,
                  until_commit: int | None = None, owner: MemoryReader | None = None) -> None:
@@ -57,6 +66,8 @@ class MemoryReader:
         self._state = state
         self._until_commit = until_commit
         self._owner = owner
+        if owner is not None:
+            self._encoder, self._vector_index = owner._encoder, owner._vector_index
 
     @property
     def scope(self) -> str:
@@ -140,9 +151,14 @@ class MemoryReader:
         return _recall(name, list(self._visible()), self._state.now, self._config)
 
     # -- space ---------------------------------------------------------------------------------
-    def _filter(self, label: str | None, status: Any) -> Callable[[ObjectState], bool]:
+    def _filter(self, label: str | None, status: Any, level: str | None = None,
+                room: str | None = None) -> Callable[[ObjectState], bool]:
         """A predicate for the spatial and temporal queries' common filters."""
         wanted = _check_statuses(status) if status is not None else None
+        if level is not None and level not in OBJECT_LEVELS:
+            raise InvalidInput(f"level must be one of {', '.join(OBJECT_LEVELS)}, got {level!r}")
+        if room is not None:
+            room = self._room(room)
         words = None
         if label is not None:
             if not isinstance(label, str):
@@ -158,41 +174,49 @@ class MemoryReader:
                 return False
             if words is not None and not label_matches_folded(words, obj.label):
                 return False
-            return wanted is None or status_of(obj, now, config) in wanted
+            if wanted is not None and status_of(obj, now, config) not in wanted:
+                return False
+            if level is not None and level_of(obj) != level:
+                return False
+            return room is None or self._room_of(obj) == room
 
         return accept
 
     def near(self, point: Any, radius: float, *, label: str | None = None,
-             status: Any = LIVE_STATUSES) -> list[TrackedObject]:
+             status: Any = LIVE_STATUSES, level: str | None = None,
+             room: str | None = None) -> list[TrackedObject]:
         """Objects whose centre is within ``radius`` metres of ``point`` (x, y, z; map frame),
         nearest first. ``label`` matches whole words ("chair" finds "office chair", "table"
-        never "vegetable"); ``status`` defaults to every status but lost."""
+        never "vegetable"); ``status`` defaults to every status but lost; ``level`` is
+        ``furniture`` or ``item``; ``room`` a defined room's name."""
         p = check_vec(point, "point", 3)
         r = check_positive(radius, "radius")
-        accept = self._filter(label, status)
+        accept = self._filter(label, status, level, room)
         objects = self._state.objects
         return [self._view(objects[oid]) for _, oid in self._state.grid.near(p, r)
                 if accept(objects[oid])]
 
     def nearest(self, point: Any, k: int = 1, *, label: str | None = None,
-                status: Any = LIVE_STATUSES) -> list[TrackedObject]:
+                status: Any = LIVE_STATUSES, level: str | None = None,
+                room: str | None = None) -> list[TrackedObject]:
         """The ``k`` objects nearest to ``point`` (filters as in :meth:`near`), nearest first."""
         p = check_vec(point, "point", 3)
         k = check_int(k, "k", lo=1, hi=10_000)
-        accept = self._filter(label, status)
+        accept = self._filter(label, status, level, room)
         objects = self._state.objects
         hits = self._state.grid.nearest(p, k, accept=lambda oid: accept(objects[oid]))
         return [self._view(objects[oid]) for _, oid in hits]
 
     def within(self, box_min: Any, box_max: Any, *, label: str | None = None,
-               status: Any = LIVE_STATUSES) -> list[TrackedObject]:
+               status: Any = LIVE_STATUSES, level: str | None = None,
+               room: str | None = None) -> list[TrackedObject]:
         """Objects whose centre lies in the axis-aligned box [box_min, box_max] (map frame,
         inclusive), by id."""
         lo = check_vec(box_min, "box_min", 3)
         hi = check_vec(box_max, "box_max", 3)
         if any(a > b for a, b in zip(lo, hi, strict=True)):
             raise InvalidInput(f"box_min {lo} must not exceed box_max {hi} on any axis")
-        accept = self._filter(label, status)
+        accept = self._filter(label, status, level, room)
         objects = self._state.objects
         return [self._view(objects[oid]) for oid in self._state.grid.within_box(lo, hi)
                 if accept(objects[oid])]
@@ -309,6 +333,146 @@ class MemoryReader:
         return MemoryReader(self.store, self._scope, self._config, state, until_commit=until,
                             owner=self._owner or self)
 
+    # -- the scene graph -----------------------------------------------------------------------
+    def rooms(self) -> list[RoomInfo]:
+        """The defined rooms (name, floor polygon, z range, linked rooms), by name."""
+        self.store  # noqa: B018
+        rooms = self._state.scene.rooms
+        return [RoomInfo(r.name, r.polygon, r.z_range, tuple(rooms.neighbors(r.name)))
+                for r in rooms.rooms()]
+
+    def path_rooms(self, a: str, b: str) -> list[str] | None:
+        """Rooms from ``a`` to ``b`` through linked rooms (fewest doors; ties alphabetical),
+        or None when no path exists."""
+        rooms = self._state.scene.rooms
+        for name in (a, b):
+            self._room(name)
+        return rooms.path(a, b)
+
+    def _room(self, name: Any) -> str:
+        if not isinstance(name, str):
+            raise InvalidInput(f"room must be a string, got {type(name).__name__}")
+        if name not in self._state.scene.rooms.names():
+            known = ", ".join(self._state.scene.rooms.names()) or "none defined"
+            raise NotFound(f"no room {name!r} (rooms: {known})")
+        return name
+
+    def _room_of(self, obj: ObjectState) -> str | None:
+        rooms = self._state.scene.rooms
+        if not rooms.names():
+            return None
+        hit = rooms.assign(obj.center, obj.size)
+        return None if hit is None else hit.room
+
+    def room_of(self, object_id: int) -> str | None:
+        """The room holding most of the object's footprint (None outside every room)."""
+        return self._room_of(self._object(object_id))
+
+    def level_of(self, object_id: int) -> str:
+        """``furniture`` or ``item`` (a ``level`` attribute overrides what the label says)."""
+        return level_of(self._object(object_id))
+
+    def room_contents(self, room: str, *, label: str | None = None,
+                      status: Any = LIVE_STATUSES) -> list[TrackedObject]:
+        """Objects whose footprint lies mostly in ``room``, by id."""
+        name = self._room(room)
+        r = self._state.scene.rooms.get(name)
+        xs = [p[0] for p in r.polygon]
+        ys = [p[1] for p in r.polygon]
+        z0, z1 = r.z_range if r.z_range is not None else (-1e9, 1e9)
+        accept = self._filter(label, status)
+        objects = self._state.objects
+        return [self._view(objects[oid]) for oid in self._state.grid.within_box(
+                    (min(xs), min(ys), z0), (max(xs), max(ys), z1))
+                if accept(objects[oid]) and self._room_of(objects[oid]) == name]
+
+    def relations(self, object_id: int) -> list[RelationInfo]:
+        """Every relation the object is part of: on, under, in, contains, next_to, near
+        (only published, present objects take part), strongest first."""
+        obj = self._object(object_id)
+        index = self._state.scene.relations
+        if obj.id not in index:
+            return []
+        hidden = self._hidden()
+        out = [RelationInfo(r.subject, r.relation, r.object, r.confidence)
+               for r in index.relations_of(obj.id)
+               if r.subject not in hidden and r.object not in hidden]
+        return sorted(out, key=lambda r: (-r.confidence, r.subject, r.relation, r.object))
+
+    def related(self, object_id: int, relation: str = "on") -> list[TrackedObject]:
+        """What stands in ``relation`` to the object: ``related(table, "on")`` is what is on
+        the table; ``related(drawer, "in")`` what is in the drawer. Strongest first."""
+        obj = self._object(object_id)
+        if relation not in RELATIONS:
+            raise InvalidInput(f"relation must be one of {', '.join(RELATIONS)}, "
+                               f"got {relation!r}")
+        index = self._state.scene.relations
+        if obj.id not in index:
+            return []
+        hidden = self._hidden()
+        objects = self._state.objects
+        return [self._view(objects[oid]) for _, oid in index.subjects(relation, obj.id)
+                if oid not in hidden and oid in objects]
+
+    def anchors(self) -> list[TrackedObject]:
+        """Landmarks marked ``anchor=True`` with :meth:`ObjectMemory.set_attributes`."""
+        return [self._view(o) for o in self._visible() if o.attributes.get("anchor") is True]
+
+    def describe(self, object_id: int) -> str:
+        """One honest line: label (and color), what it is on or in, its room, when it was last
+        seen — worded by its trust state ("is on the table" only when confirmed)."""
+        obj = self._object(object_id)
+        now = self._state.now or 0.0
+        status = status_of(obj, now, self._config)
+        where = []
+        support = [r for r in self.relations(obj.id)
+                   if r.subject == obj.id and r.relation in ("on", "in", "under")]
+        if support:
+            r = support[0]
+            other = self._state.objects[r.object]
+            where.append(f"{r.relation} the {sanitize(other.label)} (#{other.id})")
+        room = self._room_of(obj)
+        if room is not None:
+            where.append(f"in the {sanitize(room)}")
+        if not where:
+            where.append(f"at {place_text(obj.center)}")
+        color = obj.attributes.get("color")
+        named = obj if not isinstance(color, str) else _relabelled(obj, f"{color} {obj.label}")
+        return hedged_sentence(named, status, now, where=" ".join(where))
+
+    # -- search ---------------------------------------------------------------------------------
+    def _semantic(self) -> SemanticIndex:
+        if self._semantic_index is None:
+            index = SemanticIndex(self._encoder, self._vector_index)
+            index.set_many((o.id, o.label) for o in self._visible())
+            self._semantic_index = index
+        return self._semantic_index
+
+    def find(self, text: str, top_k: int = 10, *, status: Any = LIVE_STATUSES
+             ) -> list[FindResult]:
+        """Objects matching a description: whole-word label matches ("table" never finds
+        "vegetable"), a built-in synonym and category table ("something to drink from" finds
+        cups, mugs, glasses and bottles), and — when the memory has an encoder — embedding
+        similarity of labels ("beaker" finds a mug). Best first; ties favour confirmed and
+        recently seen objects."""
+        if not isinstance(text, str) or not text.strip():
+            raise InvalidInput("find() needs a non-empty text")
+        if len(text) > 500:
+            raise InvalidInput(f"text must be at most 500 characters, got {len(text)}")
+        k = check_int(top_k, "top_k", lo=1, hi=1000)
+        accept = self._filter(None, status)
+        objects = self._state.objects
+        now, config = self._state.now or 0.0, self._config
+        rank_of = {s: i for i, s in enumerate(ObjectStatus)}
+
+        def rank(oid: int) -> tuple:
+            obj = objects[oid]
+            return (rank_of[status_of(obj, now, config)], -obj.last_seen, oid)
+
+        hits = self._semantic().search(text, k, lambda oid: oid in objects and
+                                       accept(objects[oid]), rank)
+        return [FindResult(self._view(objects[m.object_id]), m.score, m.how) for m in hits]
+
     # -- the record ---------------------------------------------------------------------------
     def history(self, object_id: int) -> list[Observation | Event]:
         """The object's evidence, lifecycle events and corrections, in record order."""
@@ -403,6 +567,41 @@ class MemoryReader:
         )
 
 
+
+
+@dataclass(frozen=True, slots=True)
+class RoomInfo:
+    """A room: its floor polygon (x, y; metres, map frame), z range, and linked rooms."""
+
+    name: str
+    polygon: tuple[tuple[float, float], ...]
+    z_range: tuple[float, float] | None
+    connected: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RelationInfo:
+    """``subject relation object`` ("#4 on #2") with its confidence in (0, 1]."""
+
+    subject: int
+    relation: str
+    object: int
+    confidence: float
+
+
+@dataclass(frozen=True, slots=True)
+class FindResult:
+    """An object :meth:`MemoryReader.find` found, its score and how (text or embedding)."""
+
+    object: TrackedObject
+    score: float
+    how: str
+
+
+def _relabelled(obj: ObjectState, label: str) -> ObjectState:
+    out = obj.copy()
+    out.label = label
+    return out
 
 
 def label_matches_folded(words: tuple[str, ...], label: str) -> bool:

@@ -44,7 +44,8 @@ class SceneState:
     def rebuild(self, objects: Iterable[ObjectState]) -> None:
         """Index every live object from scratch, in the order they settled."""
         self.relations = RelationIndex()
-        live = sorted((o for o in objects if not o.lost), key=lambda o: (o.place_t, o.id))
+        live = sorted((o for o in objects if o.promoted and not o.lost),
+                      key=lambda o: (o.place_t, o.id))
         for obj in live:
             self.relations.update(obj.id, obj.place, obj.place_size, level_of(obj),
                                   role_of(obj))

@@ -26,6 +26,7 @@ class StateDelta:
     removed_tombstones: list[int] = field(default_factory=list)  # revived
     rejections: dict[str, RejectionState] = field(default_factory=dict)  # upserted
     rooms: dict[str, Any] | None = None  # the scope's whole room map, when it changed
+    touched: list[int] = field(default_factory=list)  # every object id the commit touched
 
 
 class Store(Protocol):

@@ -1,0 +1,117 @@
+"""``find(text)``: whole-word label matching with synonyms, plus text-embedding similarity when
+an :class:`~locimem.query.encoder.Encoder` is configured.
+
+The index is a cache over the objects' labels, kept in step with the memory (``set`` on every
+label change, ``remove`` when an object is forgotten) and rebuilt on open. Label embeddings are
+computed once per distinct label; the vector index holds one vector per object, so an
+approximate index (``usearch``) keeps large stores fast.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from locimem.index.vectors import ExactIndex, VectorIndex
+from locimem.query.encoder import Encoder
+from locimem.query.text import LabelMatcher
+
+MIN_COSINE = 0.45  # below this an embedding match is noise (MiniLM: mug~cup 0.71, mug~chair 0.30)
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """One object a search found: its score in (0, 1] and how (``text`` or ``embedding``)."""
+
+    object_id: int
+    score: float
+    how: str
+
+
+class SemanticIndex:
+    """Labels (and, with an encoder, label embeddings) of the objects, searchable by text."""
+
+    def __init__(self, encoder: Encoder | None = None,
+                 vector_index: Callable[[int], VectorIndex] | None = None) -> None:
+        self.encoder = encoder
+        self._make_index = vector_index or ExactIndex
+        self._label_of: dict[int, str] = {}
+        self._by_label: dict[str, set[int]] = {}
+        self._matcher = LabelMatcher()
+        self._vectors: VectorIndex | None = None
+        self._label_vec: dict[str, np.ndarray] = {}
+        if encoder is not None:
+            self._vectors = self._make_index(encoder.dim)
+
+    def __len__(self) -> int:
+        return len(self._label_of)
+
+    def _embed(self, labels: Iterable[str]) -> None:
+        missing = sorted({lab for lab in labels if lab not in self._label_vec})
+        if missing and self.encoder is not None:
+            for label, vec in zip(missing, self.encoder.encode(missing), strict=True):
+                self._label_vec[label] = np.asarray(vec, dtype=np.float32)
+
+    def set_many(self, items: Iterable[tuple[int, str]]) -> None:
+        """Index many (object id, label) pairs at once (one encoder call for new labels)."""
+        items = list(items)
+        self._embed(label for _, label in items)
+        for oid, label in items:
+            self.set(oid, label)
+
+    def set(self, object_id: int, label: str) -> None:
+        """Index an object under ``label`` (or re-index it after a label change)."""
+        old = self._label_of.get(object_id)
+        if old == label:
+            return
+        if old is not None:
+            self._unlink(object_id, old)
+        self._label_of[object_id] = label
+        self._by_label.setdefault(label, set()).add(object_id)
+        self._matcher.add(label)
+        if self._vectors is not None:
+            self._embed([label])
+            vec = self._label_vec[label]
+            if old is None:
+                self._vectors.add(object_id, vec)
+            else:
+                self._vectors.update(object_id, vec)
+
+    def _unlink(self, object_id: int, label: str) -> None:
+        ids = self._by_label[label]
+        ids.discard(object_id)
+        if not ids:
+            del self._by_label[label]
+            self._matcher.discard(label)
+
+    def remove(self, object_id: int) -> None:
+        label = self._label_of.pop(object_id, None)
+        if label is None:
+            return
+        self._unlink(object_id, label)
+        if self._vectors is not None:
+            self._vectors.remove(object_id)
+
+    def search(self, text: str, top_k: int, accept: Callable[[int], bool],
+               rank: Callable[[int], tuple]) -> list[Match]:
+        """The ``top_k`` best objects for ``text`` that ``accept`` admits: text scores
+        (exact > synonym > category) and, with an encoder, cosine similarity of label
+        embeddings (at least ``MIN_COSINE``); each object keeps its better score. Ties go by
+        ``rank(id)`` (e.g. confirmed and recent first)."""
+        best: dict[int, Match] = {}
+        for label, score in self._matcher.scores(text).items():
+            for oid in self._by_label.get(label, ()):
+                if accept(oid):
+                    best[oid] = Match(oid, score, "text")
+        if self._vectors is not None and self.encoder is not None and len(self._vectors):
+            query = self.encoder.encode([text])[0]
+            # over-fetch: some hits may be filtered out by ``accept``
+            for cos, oid in self._vectors.search(query, min(len(self._vectors), 4 * top_k)):
+                if cos < MIN_COSINE:
+                    break
+                if accept(oid) and (oid not in best or best[oid].score < cos):
+                    best[oid] = Match(oid, round(float(cos), 6), "embedding")
+        ranked = sorted(best.values(), key=lambda m: (-m.score, rank(m.object_id)))
+        return ranked[:top_k]

@@ -14,12 +14,16 @@ from typing import Any
 from locimem.errors import LocimemError
 from locimem.memory import ObjectMemory
 from locimem.model import Event, EventKind, ObjectStatus
+from locimem.query.hedge import sanitize
 
 EPILOG = """examples:
   locimem demo                       play the kitchen timeline against a real store file
   locimem inspect home.loci          what a store holds, per scope
   locimem events home.loci --kind MOVED --since 60
   locimem recall home.loci cup       what the memory knows about the cup
+  locimem query home.loci "what's on the kitchen table"
+  locimem find home.loci "something to drink from"
+  locimem near home.loci 1.0 2.0 0.9 --radius 0.5
   locimem audit home.loci --actor alice
   locimem compact home.loci --dry-run
   locimem bench                      ingest and open-time figures
@@ -33,13 +37,20 @@ def _place(c: Sequence[float]) -> str:
 def format_event(ev: Event) -> str:
     """One readable line for an event."""
     d = ev.data
-    head = f"{ev.kind.value:<13} #{ev.object_id} {ev.label}"
+    head = f"{ev.kind.value:<13} #{ev.object_id} {sanitize(ev.label)}"
+    if ev.kind is EventKind.RELATION:
+        verb = "now" if d["added"] else "no longer"
+        return f"{head} {verb} {d['relation']} #{d['object']} {sanitize(d['object_label'])}"
+    if ev.kind is EventKind.ROOM_DEFINED:
+        return f"{ev.kind.value:<13} {sanitize(d['name'])}"
+    if ev.kind is EventKind.ROOMS_CONNECTED:
+        return f"{ev.kind.value:<13} {sanitize(d['a'])} <-> {sanitize(d['b'])}"
     if ev.kind is EventKind.APPEARED:
         return f"{head} at {_place(d['center'])}"
     if ev.kind is EventKind.PROMOTED:
         return f"{head} after {d['n_detections']} detections: now published"
     if ev.kind is EventKind.LABEL_CHANGED:
-        return f"{head}: vote moved from {d['from']!r} to {d['to']!r}"
+        return f"{head}: vote moved from {sanitize(d['from'])!r} to {sanitize(d['to'])!r}"
     if ev.kind is EventKind.MOVED:
         return f"{head} {_place(d['from'])} -> {_place(d['to'])} ({d['distance_m']:.2f} m)"
     if ev.kind is EventKind.LOST:
@@ -191,6 +202,13 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    if args.suite == "queries":
+        from locimem.bench.queries import run_query_suite
+
+        sizes = [int(s) for s in args.objects.split(",")] if args.objects != "1000,10000" \
+            else [1_000, 10_000, 100_000]
+        run_query_suite(sys.stdout, sizes)
+        return 0
     if args.suite == "quality":
         from locimem.bench.quality import run_quality_suite
 
@@ -205,6 +223,54 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     sizes = [int(s) for s in args.objects.split(",")]
     run_ingest_suite(sizes, args.scans, args.open_observations, sys.stdout)
+    return 0
+
+
+def _object_line(o: Any, extra: str = "") -> str:
+    return (f"#{o.id:<5} {sanitize(o.label):<24} {_place(o.center)}  {o.status.value:<9} "
+            f"confidence {o.confidence:.2f}{extra}")
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    here = None if args.here is None else tuple(args.here)
+    with ObjectMemory.open(args.store, scope=args.scope or "default", read_only=True) as mem:
+        r = mem.query(args.text, here=here)
+    if args.json:
+        print(json.dumps({"kind": r.intent.kind.value, "text": r.text, "found": r.found,
+                          "objects": [o.id for o in r.objects],
+                          "path": list(r.path) if r.path is not None else None}, indent=2))
+    else:
+        print(r.text)
+    return 0 if r.found else 1
+
+
+def cmd_find(args: argparse.Namespace) -> int:
+    with ObjectMemory.open(args.store, scope=args.scope or "default", read_only=True,
+                           encoder="minilm" if args.semantic else None) as mem:
+        hits = mem.find(args.text, args.top)
+    if args.json:
+        print(json.dumps([{"id": h.object.id, "label": h.object.label, "score": h.score,
+                           "how": h.how} for h in hits], indent=2))
+        return 0 if hits else 1
+    for h in hits:
+        print(_object_line(h.object, f"  score {h.score:.2f} ({h.how})"))
+    if not hits:
+        print("nothing found")
+    return 0 if hits else 1
+
+
+def cmd_near(args: argparse.Namespace) -> int:
+    with ObjectMemory.open(args.store, scope=args.scope or "default", read_only=True) as mem:
+        point = (args.x, args.y, args.z)
+        found = mem.near(point, args.radius, label=args.label)
+    if args.json:
+        print(json.dumps([{"id": o.id, "label": o.label, "center": list(o.center),
+                           "distance_m": o.distance_to(point)} for o in found], indent=2))
+        return 0
+    for o in found:
+        print(_object_line(o, f"  {o.distance_to(point):.2f} m away"))
+    if not found:
+        print(f"nothing within {args.radius:g} m")
     return 0
 
 
@@ -291,6 +357,30 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name", metavar="NAME", help="what to recall, e.g. cup")
     p.set_defaults(func=cmd_recall)
 
+    p = store_command("query", "answer a short question: \"what's on the kitchen table\", "
+                      "\"where is my phone\", \"what changed since 10:00\" (exit 1 if nothing "
+                      "answers it)")
+    p.add_argument("text", metavar="TEXT", help="the question")
+    p.add_argument("--here", type=float, nargs=3, metavar=("X", "Y", "Z"),
+                   help="where the asker is, for 'near me' questions (metres, map frame)")
+    p.set_defaults(func=cmd_query)
+
+    p = store_command("find", "find objects by description: whole-word labels, synonyms, "
+                      "categories (exit 1 if nothing matches)")
+    p.add_argument("text", metavar="TEXT", help="what to look for, e.g. 'something to drink from'")
+    p.add_argument("--top", type=int, default=10, help="at most this many (default 10)")
+    p.add_argument("--semantic", action="store_true",
+                   help="also match by meaning with the offline MiniLM encoder (text extra)")
+    p.set_defaults(func=cmd_find)
+
+    p = store_command("near", "objects within a radius of a point, nearest first")
+    p.add_argument("x", type=float, help="x (metres, map frame)")
+    p.add_argument("y", type=float, help="y")
+    p.add_argument("z", type=float, help="z")
+    p.add_argument("--radius", type=float, default=1.0, help="metres (default 1)")
+    p.add_argument("--label", help="only objects with this label (whole words)")
+    p.set_defaults(func=cmd_near)
+
     p = store_command("audit", "who changed what, when and why: scans that changed something, "
                       "corrections, forgetting, maintenance")
     p.add_argument("--since", type=float, help="only entries at or after this valid time (s)")
@@ -318,9 +408,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bench", help="benchmarks: ingest (default: 1k and 10k objects, 30 "
                        "detections a scan, beside the raw SQLite append floor, and open time) "
                        "or retention (log bytes per object-hour with and without compaction) "
-                       "or quality (simulated days with ground truth, beside a naive baseline)")
+                       "or quality (simulated days with ground truth, beside a naive baseline) "
+                       "or queries (query latency at 1k, 10k and 100k objects)")
     p.add_argument("suite", nargs="?", default="ingest",
-                   choices=["ingest", "retention", "quality"],
+                   choices=["ingest", "retention", "quality", "queries"],
                    help="which benchmark (default: ingest)")
     p.add_argument("--minutes", type=float, default=10.0,
                    help="retention: minutes of 30 Hz stream to simulate (default 10)")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from locimem.check import check_int, check_label, check_positive, check_time, check_vec
 from locimem.config import TrackerConfig
@@ -40,6 +40,12 @@ from locimem.scene.rooms import RoomMap
 from locimem.store.base import Store
 from locimem.tracker.apply import apply
 from locimem.tracker.state import MemoryState, ObjectState
+
+if TYPE_CHECKING:
+    from locimem.query.ask import QueryResult
+
+if TYPE_CHECKING:
+    from locimem.query.ask import QueryResult
 
 COMMIT_KINDS = ("scan", "correction", "forget", "maintenance", "scene")
 LIVE_STATUSES = ("confirmed", "tentative", "doubted")
@@ -472,6 +478,17 @@ class MemoryReader:
         hits = self._semantic().search(text, k, lambda oid: oid in objects and
                                        accept(objects[oid]), rank)
         return [FindResult(self._view(objects[m.object_id]), m.score, m.how) for m in hits]
+
+    def query(self, text: str, *, here: Any = None) -> QueryResult:
+        """Answer a short question by routing it to the right retriever: "what's on the kitchen
+        table", "cups near the sink", "what changed since 10:00", "where is my phone", "what's
+        in the kitchen", "how do I get from the bedroom to the kitchen", "the five nearest
+        chairs" (with ``here=(x, y, z)``). Anchors match whole words of the memory's labels and
+        room names. Returns the objects (or changes, or path) and a one-line answer."""
+        from locimem.query.ask import answer_query
+
+        self.store  # noqa: B018
+        return answer_query(self, text, here)
 
     # -- the record ---------------------------------------------------------------------------
     def history(self, object_id: int) -> list[Observation | Event]:

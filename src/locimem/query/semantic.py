@@ -9,6 +9,7 @@ approximate index (``usearch``) keeps large stores fast.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -18,6 +19,7 @@ from locimem.index.vectors import ExactIndex, VectorIndex
 from locimem.query.encoder import Encoder
 from locimem.query.text import LabelMatcher
 
+POOL_PER_LABEL = 50  # ties within a label are ranked among its newest identities
 MIN_COSINE = 0.45  # below this an embedding match is noise (MiniLM: mug~cup 0.71, mug~chair 0.30)
 
 
@@ -38,7 +40,7 @@ class SemanticIndex:
         self.encoder = encoder
         self._make_index = vector_index or ExactIndex
         self._label_of: dict[int, str] = {}
-        self._by_label: dict[str, set[int]] = {}
+        self._by_label: dict[str, list[int]] = {}  # ids per label, ascending
         self._matcher = LabelMatcher()
         self._vectors: VectorIndex | None = None
         self._label_vec: dict[str, np.ndarray] = {}
@@ -69,7 +71,7 @@ class SemanticIndex:
         if old is not None:
             self._unlink(object_id, old)
         self._label_of[object_id] = label
-        self._by_label.setdefault(label, set()).add(object_id)
+        bisect.insort(self._by_label.setdefault(label, []), object_id)
         self._matcher.add(label)
         if self._vectors is not None:
             self._embed([label])
@@ -81,7 +83,9 @@ class SemanticIndex:
 
     def _unlink(self, object_id: int, label: str) -> None:
         ids = self._by_label[label]
-        ids.discard(object_id)
+        i = bisect.bisect_left(ids, object_id)
+        if i < len(ids) and ids[i] == object_id:
+            del ids[i]
         if not ids:
             del self._by_label[label]
             self._matcher.discard(label)
@@ -94,17 +98,37 @@ class SemanticIndex:
         if self._vectors is not None:
             self._vectors.remove(object_id)
 
+    def labels(self) -> list[str]:
+        """Every label some indexed object has, sorted."""
+        return sorted(self._by_label)
+
+    def ids_for(self, phrase: str, min_score: float = 0.85) -> set[int]:
+        """Ids of objects whose label is the phrase, or the phrase with modifiers added
+        ("table" -> "table", "kitchen table"): whole words, no synonyms."""
+        out: set[int] = set()
+        for label, score in self._matcher.scores(phrase).items():
+            if score >= min_score:
+                out.update(self._by_label.get(label, ()))
+        return out
+
     def search(self, text: str, top_k: int, accept: Callable[[int], bool],
                rank: Callable[[int], tuple]) -> list[Match]:
         """The ``top_k`` best objects for ``text`` that ``accept`` admits: text scores
         (exact > synonym > category) and, with an encoder, cosine similarity of label
         embeddings (at least ``MIN_COSINE``); each object keeps its better score. Ties go by
-        ``rank(id)`` (e.g. confirmed and recent first)."""
+        ``rank(id)`` (e.g. confirmed and recent first), ranked among the newest
+        ``max(POOL_PER_LABEL, 4 * top_k)`` admitted identities of each label, so the cost does
+        not grow with how many objects share a label."""
         best: dict[int, Match] = {}
+        pool = max(POOL_PER_LABEL, 4 * top_k)
         for label, score in self._matcher.scores(text).items():
-            for oid in self._by_label.get(label, ()):
+            taken = 0
+            for oid in reversed(self._by_label.get(label, ())):  # newest identities first
+                if taken >= pool:
+                    break
                 if accept(oid):
                     best[oid] = Match(oid, score, "text")
+                    taken += 1
         if self._vectors is not None and self.encoder is not None and len(self._vectors):
             query = self.encoder.encode([text])[0]
             # over-fetch: some hits may be filtered out by ``accept``

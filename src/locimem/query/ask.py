@@ -1,0 +1,180 @@
+"""``query(text)``: route a short question to the retriever that answers it.
+
+The router (:mod:`locimem.query.router`) parses the phrase against the memory's own labels and
+room names (whole words: a "table" question never matches "vegetable"); this module resolves
+anchors to objects, calls the retriever and words a one-line answer with the hedging policy.
+Perception-derived text is sanitised before it is put in a sentence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from locimem.check import check_vec
+from locimem.errors import InvalidInput, NotFound
+from locimem.model import ObjectStatus, TrackedObject
+from locimem.query.hedge import sanitize
+from locimem.query.router import Intent, IntentKind, Vocabulary, parse
+from locimem.query.temporal import ObjectChanges
+
+if TYPE_CHECKING:
+    from locimem.query.reader import MemoryReader
+
+LIST_LIMIT = 20  # objects named in an answer sentence (all are in ``objects``)
+_STATUS_NOTE = {ObjectStatus.TENTATIVE: "unconfirmed", ObjectStatus.DOUBTED: "doubtful",
+                ObjectStatus.LOST: "lost"}
+
+
+@dataclass(frozen=True, slots=True)
+class QueryResult:
+    """What ``query(text)`` found: the parsed intent, the objects (or changes, or a room
+    path) that answer it, and a one-line answer citing object ids."""
+
+    intent: Intent
+    text: str
+    objects: tuple[TrackedObject, ...] = ()
+    changes: tuple[ObjectChanges, ...] = ()
+    path: tuple[str, ...] | None = None
+    anchor: TrackedObject | None = None
+    found: bool = True
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _name(obj: TrackedObject) -> str:
+    note = _STATUS_NOTE.get(obj.status)
+    return f"{sanitize(obj.label)} (#{obj.id}{', ' + note if note else ''})"
+
+
+def _listing(objs: list[TrackedObject]) -> str:
+    names = [_name(o) for o in objs[:LIST_LIMIT]]
+    more = len(objs) - len(names)
+    return ", ".join(names) + (f" and {more} more" if more > 0 else "")
+
+
+def resolve_time(value: float, kind: str | None, now: float | None) -> float:
+    """A parsed time as a scan time: ``ago`` counts back from ``now``; a ``clock`` time
+    (seconds since midnight) is taken on the UTC day of ``now`` when scan times look like Unix
+    time (the latest such moment not after ``now``), else as a raw scan time."""
+    if kind == "ago":
+        return (now or 0.0) - value
+    if kind == "clock" and now is not None and now > 1e8:
+        midnight = now - (now % 86400.0)
+        t = midnight + value
+        return t - 86400.0 if t > now else t
+    return value
+
+
+def _anchor(reader: MemoryReader, label: str, room: str | None) -> TrackedObject | None:
+    """The object a question is anchored on: furniture first, then confirmed, then the most
+    evidence, then the lowest id."""
+    found = [reader.get(oid) for oid in sorted(reader._semantic().ids_for(label))]
+    found = [o for o in found if o.status is not ObjectStatus.LOST]
+    if room is not None:
+        found = [o for o in found if reader.room_of(o.id) == room] or found
+    if not found:
+        return None
+    return min(found, key=lambda o: (reader.level_of(o.id) != "furniture",
+                                     o.status is not ObjectStatus.CONFIRMED,
+                                     -o.n_detections, o.id))
+
+
+def answer_query(reader: MemoryReader, text: str, here: Any = None) -> QueryResult:
+    """Parse ``text`` and answer it from ``reader`` (``here``: the asker's position, for
+    "near me" questions)."""
+    labels = reader._semantic().labels()
+    rooms = [r.name for r in reader.rooms()]
+    intent = parse(text, vocabulary=Vocabulary(labels, rooms))
+    kind = intent.kind
+    now = reader.now
+
+    if kind is IntentKind.RELATIONAL:
+        anchor = _anchor(reader, intent.anchor or "", intent.room)
+        what = f"{intent.relation.replace('_', ' ')} the {sanitize(intent.anchor or '?')}"
+        if anchor is None:
+            return QueryResult(intent, f"I know of no {sanitize(intent.anchor or '?')}.",
+                               found=False)
+        relation = intent.relation or "on"
+        found = reader.related(anchor.id, relation)
+        if intent.target:
+            from locimem.query.reader import label_matches_folded
+            from locimem.query.recall import name_words
+
+            words = name_words(intent.target)
+            found = [o for o in found if label_matches_folded(words, o.label)]
+        head = f"{what.capitalize()} (#{anchor.id})"
+        if not found:
+            return QueryResult(intent, f"{head}: nothing that I know of.", anchor=anchor)
+        return QueryResult(intent, f"{head}: {_listing(found)}.", tuple(found), anchor=anchor)
+
+    if kind is IntentKind.ROOM:
+        room = intent.room or intent.anchor or ""
+        found = reader.room_contents(room, label=intent.target)
+        if not found:
+            return QueryResult(intent, f"In the {sanitize(room)}: nothing that I know of.")
+        return QueryResult(intent, f"In the {sanitize(room)}: {_listing(found)}.", tuple(found))
+
+    if kind is IntentKind.WHERE_IS:
+        target = intent.target or ""
+        if intent.t is not None:
+            result = reader.where_was(target, resolve_time(intent.t, intent.t_kind, now))
+            return QueryResult(intent, result.text, found=result.found)
+        result = reader.recall(target)
+        if not result.found or result.object_id is None:
+            return QueryResult(intent, result.text, found=False)
+        obj = reader.get(result.object_id)
+        return QueryResult(intent, reader.describe(obj.id), (obj,))
+
+    if kind is IntentKind.FIND:
+        hits = reader.find(intent.target or text, 10)
+        if not hits:
+            return QueryResult(intent, "I found nothing like that.", found=False)
+        found = [h.object for h in hits]
+        return QueryResult(intent, f"Found: {_listing(found)}.", tuple(found),
+                           extra={"scores": [h.score for h in hits]})
+
+    if kind is IntentKind.RECENT:
+        found = reader.recent(intent.n or 5)
+        return QueryResult(intent, f"Most recently seen: {_listing(found) or 'nothing'}.",
+                           tuple(found), found=bool(found))
+
+    if kind is IntentKind.CHANGES_SINCE:
+        since = resolve_time(intent.t if intent.t is not None else 0.0, intent.t_kind, now)
+        changes = reader.changes_since(since)
+        body = "; ".join(sanitize(c.text(), 200) for c in changes[:LIST_LIMIT]) or \
+            "nothing changed"
+        return QueryResult(intent, f"Since t={since:.1f} s: {body}.", changes=tuple(changes))
+
+    if kind is IntentKind.STALE:
+        before = resolve_time(intent.t if intent.t is not None else 0.0, intent.t_kind, now)
+        found = reader.stale(before)
+        return QueryResult(intent, f"Not seen since t={before:.1f} s: "
+                                   f"{_listing(found) or 'nothing'}.", tuple(found))
+
+    if kind is IntentKind.PATH:
+        try:
+            path = reader.path_rooms(intent.start or "", intent.goal or "")
+        except (NotFound, InvalidInput) as exc:
+            return QueryResult(intent, str(exc), found=False)
+        if path is None:
+            return QueryResult(intent, f"I know no way from the {sanitize(intent.start or '')} "
+                                       f"to the {sanitize(intent.goal or '')}.", found=False)
+        return QueryResult(intent, " -> ".join(sanitize(p) for p in path) + ".",
+                           path=tuple(path))
+
+    if kind is IntentKind.NEAR_ME:
+        if here is None:
+            return QueryResult(intent, "Tell me where you are (here=(x, y, z)) to answer that.",
+                               found=False)
+        point = check_vec(here, "here", 3)
+        if intent.radius_m is not None:
+            found = reader.near(point, intent.radius_m, label=intent.target)
+        else:
+            found = reader.nearest(point, intent.n or 5, label=intent.target)
+        return QueryResult(intent, f"Near you: {_listing(found) or 'nothing'}.", tuple(found),
+                           found=bool(found))
+
+    raise InvalidInput(f"I cannot answer {text!r}")  # pragma: no cover - every kind is routed
+
+
+__all__ = ["QueryResult", "answer_query", "resolve_time"]

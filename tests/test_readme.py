@@ -19,7 +19,7 @@ def _python_blocks() -> list[str]:
 def test_quick_start_runs_and_prints_what_it_claims(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     blocks = _python_blocks()
-    assert len(blocks) == 2
+    assert len(blocks) == 3
     out = io.StringIO()
     namespace: dict[str, object] = {}
     with contextlib.redirect_stdout(out):
@@ -33,6 +33,9 @@ def test_quick_start_runs_and_prints_what_it_claims(tmp_path, monkeypatch):
         "vase {'cup': 5.4}",
         "(None,) {0: 'forgotten'}",
         "[('correction', 'alice', 'it is a vase, not a cup'), ('forget', 'alice', 'not ours')]",
+        "On the kitchen table (#1): mug (#2).",
+        "['mug']",
+        "The mug (#2) is on the kitchen table (#1) in the kitchen; last seen just now (t=10.0 s).",
     ]
     # and the comments in the README say the same
     text = "\n".join(blocks)
@@ -45,14 +48,15 @@ def test_quick_start_runs_and_prints_what_it_claims(tmp_path, monkeypatch):
 def test_the_two_setup_commands_are_the_ci_command():
     text = README.read_text()
     ci = (README.parent / ".ci" / "run").read_text()
-    test_cmd = 'python -m pip install -e ".[test]" && python -m pytest'
+    test_cmd = 'python -m pip install -e ".[test,text,vectors]" && python -m pytest'
     assert test_cmd in text and test_cmd in ci
     assert "python -m pip install . && locimem demo" in text
 
 
 def test_every_documented_command_has_help():
     commands = sorted(set(re.findall(r"^\| `locimem (\w+)", README.read_text(), flags=re.M)))
-    assert commands == ["audit", "bench", "compact", "demo", "events", "inspect", "recall"]
+    assert commands == ["audit", "bench", "compact", "demo", "events", "find", "inspect", "near",
+                        "query", "recall"]
     for command in commands:
         proc = subprocess.run([sys.executable, "-m", "locimem", command, "--help"],
                               capture_output=True, text=True, check=False)

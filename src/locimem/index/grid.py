@@ -90,13 +90,17 @@ class SpatialGrid:
         """``(distance, key)`` for every point within ``radius`` of ``p``, nearest first
         (ties broken by key)."""
         inv, r = self._inv, radius
-        x0, x1 = math.floor((p[0] - r) * inv), math.floor((p[0] + r) * inv)
-        y0, y1 = math.floor((p[1] - r) * inv), math.floor((p[1] + r) * inv)
-        z0, z1 = math.floor((p[2] - r) * inv), math.floor((p[2] + r) * inv)
+        # pad the cell range a hair: a point just outside the box (by less than a rounding
+        # error) can still be at a distance that rounds to exactly ``r``
+        pad = r + 1e-9 * (1.0 + r + abs(p[0]) + abs(p[1]) + abs(p[2]))
+        x0, x1 = math.floor((p[0] - pad) * inv), math.floor((p[0] + pad) * inv)
+        y0, y1 = math.floor((p[1] - pad) * inv), math.floor((p[1] + pad) * inv)
+        z0, z1 = math.floor((p[2] - pad) * inv), math.floor((p[2] + pad) * inv)
         points, cells, dist = self._points, self._cells, math.dist
         out = []
         if (x1 - x0 + 1) * (y1 - y0 + 1) * (z1 - z0 + 1) > len(cells):
-            lo, hi = (p[0] - r, p[1] - r, p[2] - r), (p[0] + r, p[1] + r, p[2] + r)
+            lo = (p[0] - pad, p[1] - pad, p[2] - pad)
+            hi = (p[0] + pad, p[1] + pad, p[2] + pad)
             for bucket in self._cells_in_box(lo, hi):
                 for key in bucket:
                     d = dist(points[key], p)
@@ -156,7 +160,7 @@ class SpatialGrid:
                     elif item > best[0]:
                         heapq.heapreplace(best, item)
             # every point outside rings 0..ring is at least ring * cell_m away
-            if len(best) == k and -best[0][0] <= ring * self.cell_m:
+            if len(best) == k and -best[0][0] < ring * self.cell_m * (1 - 1e-12):
                 break
             ring += 1
         return sorted((-d, -key) for d, key in best)

@@ -196,7 +196,8 @@ def test_scans_that_change_nothing_are_not_audit_entries(mem: ObjectMemory) -> N
         assert result.events == ()
     mem.observe(4.0, [])
     assert [e.commit for e in mem.audit()] == [1]
-    # ... but a scan whose only event is a LOST is a mutation
+    # ... but a scan whose only event is an EXPIRED (the cup, seen four times, was never
+    # promoted; a promoted one would be LOST) is a mutation
     result = mem.observe(100.0, [])
-    assert [e.kind for e in result.events] == [EventKind.LOST]
+    assert [e.kind for e in result.events] == [EventKind.EXPIRED]
     assert [(e.commit, e.t) for e in mem.audit()] == [(1, 0.0), (result.commit, 100.0)]

@@ -5,6 +5,7 @@ opens and continues."""
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import random
 import signal
@@ -93,7 +94,8 @@ def _check_store(store: Path, round_: int) -> int:
         assert one("SELECT count(*) FROM observations "
                    "WHERE (object_id IS NULL) = (rejected IS NULL)").fetchone()[0] == 0
         assert {r[0] for r in one("SELECT DISTINCT rejected FROM observations "
-                                  "WHERE rejected IS NOT NULL")} <= {"below_min_confidence"}
+                                  "WHERE rejected IS NOT NULL")} <= {
+            "below_min_confidence", "below_new_object_confidence"}
         # ... and a given object id refers to an APPEARED event recorded no later
         appeared = {oid: seq for seq, oid in one(
             "SELECT seq, object_id FROM events WHERE kind = 'APPEARED' ORDER BY seq")}
@@ -103,7 +105,12 @@ def _check_store(store: Path, round_: int) -> int:
             assert appeared[oid] < seq
         for seq, oid, kind in one("SELECT seq, object_id, kind FROM events"):
             assert appeared[oid] <= seq, (seq, oid, kind)
-        assert sorted(r[0] for r in one("SELECT id FROM objects")) == list(appeared)
+        # every identity is in the objects table, unless it expired or was merged away
+        ended = {r[0] for r in one("SELECT object_id FROM events WHERE kind = 'EXPIRED'")}
+        ended |= {json.loads(r[0])["absorbed"]
+                  for r in one("SELECT data FROM events WHERE kind = 'MERGED'")}
+        assert sorted(r[0] for r in one("SELECT id FROM objects")) == [
+            oid for oid in appeared if oid not in ended]
 
         # no scan half-applied: each commit has exactly its detections, indexed 0..n-1
         commits = one("SELECT id, n_detections FROM commits ORDER BY id").fetchall()

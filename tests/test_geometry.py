@@ -9,6 +9,7 @@ import pytest
 
 from locimem import Camera, InvalidInput
 from locimem.geometry import (
+    Place,
     Visibility,
     check_points,
     in_view,
@@ -16,6 +17,7 @@ from locimem.geometry import (
     look_at,
     pixel_index,
     pixel_rays,
+    place_states,
     project,
     quaternion_wxyz_from_matrix,
     rotation_matrix_from_wxyz,
@@ -201,3 +203,50 @@ def test_visibility_uses_the_pixel_the_point_projects_to():
 
 def test_visibility_of_no_points_is_empty():
     assert visibility(cam(), np.zeros((0, 3))).shape == (0,)
+
+
+# -- places of remembered objects (the tracker's ray check) --------------------------------------
+def _table_scene(cup_there: bool, shape=(48, 64)):
+    """A camera 1.5 m from a 10 cm cup on a table (top at z = 0.75), looking down at it."""
+    from locimem.sim.render import render_depth
+
+    cup_c, cup_s = np.array([2.0, 0.0, 0.80]), np.array([0.1, 0.1, 0.1])
+    lo = [np.array([1.0, -1.0, 0.71]), np.array([3.0, -3.0, 0.0])]  # table top, far wall
+    hi = [np.array([3.0, 1.0, 0.75]), np.array([3.1, 3.0, 3.0])]
+    if cup_there:
+        lo.append(cup_c - cup_s / 2)
+        hi.append(cup_c + cup_s / 2)
+    bare = look_at((0.6, 0.0, 1.3), cup_c, fov_deg=60.0, vfov_deg=45.0, range_m=4.0)
+    depth = render_depth(bare, np.array(lo), np.array(hi), shape)
+    camera = look_at((0.6, 0.0, 1.3), cup_c, fov_deg=60.0, vfov_deg=45.0, range_m=4.0,
+                     depth=depth)
+    return camera, cup_c, cup_s
+
+
+def test_a_removed_cup_is_seen_through_even_with_the_table_right_under_it():
+    camera, c, s = _table_scene(cup_there=False)
+    assert place_states(camera, [c], [s]).tolist() == [Place.EMPTY]
+    camera, c, s = _table_scene(cup_there=True)
+    assert place_states(camera, [c], [s]).tolist() == [Place.OCCUPIED]
+    # an estimate a centimetre off still sees the cup that is there
+    assert place_states(camera, [c + np.array([0.0, 0.01, -0.01])], [s]).tolist() == [
+        Place.OCCUPIED]
+
+
+def test_a_place_behind_something_is_occluded_and_one_between_rays_has_no_depth():
+    camera, c, s = _table_scene(cup_there=True)
+    ray = (c - camera.position) / np.linalg.norm(c - camera.position)
+    behind = c + 0.25 * ray  # hidden by the cup from this camera
+    assert place_states(camera, [behind], [s * 0.5]).tolist() == [Place.OCCLUDED]
+    coarse, c, s = _table_scene(cup_there=False, shape=(3, 4))  # pixels far wider than a cup
+    assert place_states(coarse, [c], [s]).tolist() == [Place.NO_DEPTH]
+
+
+def test_places_partly_out_of_view_or_range_give_no_evidence():
+    camera, c, s = _table_scene(cup_there=False)
+    edge = camera.position + 3.95 * (c - camera.position) / np.linalg.norm(c - camera.position)
+    assert place_states(camera, [edge], [s]).tolist() == [Place.OUT_OF_VIEW]  # beyond range
+    bare = Camera(camera.position, camera.quaternion, camera.fov_deg, camera.range_m,
+                  camera.vfov_deg)
+    assert place_states(bare, [c], [s]).tolist() == [Place.IN_VIEW]  # no depth image
+    assert place_states(camera, np.zeros((0, 3)), np.zeros((0, 3))).tolist() == []

@@ -48,15 +48,15 @@ def test_quick_start_runs_and_prints_what_it_claims(tmp_path, monkeypatch):
 def test_the_two_setup_commands_are_the_ci_command():
     text = README.read_text()
     ci = (README.parent / ".ci" / "run").read_text()
-    test_cmd = 'python -m pip install -e ".[test,text,vectors]" && python -m pytest'
+    test_cmd = 'python -m pip install -e ".[test,text,vectors,mcp]" && python -m pytest'
     assert test_cmd in text and test_cmd in ci
     assert "python -m pip install . && locimem demo" in text
 
 
 def test_every_documented_command_has_help():
     commands = sorted(set(re.findall(r"^\| `locimem (\w+)", README.read_text(), flags=re.M)))
-    assert commands == ["audit", "bench", "compact", "demo", "events", "find", "inspect", "near",
-                        "query", "recall"]
+    assert commands == ["audit", "bench", "compact", "demo", "events", "find", "inspect", "mcp",
+                        "near", "query", "recall"]
     for command in commands:
         proc = subprocess.run([sys.executable, "-m", "locimem", command, "--help"],
                               capture_output=True, text=True, check=False)

@@ -132,7 +132,9 @@ def test_a_rejected_detection_never_creates_or_touches_an_object(mem: ObjectMemo
 
 
 def test_the_confidence_boundary_is_inclusive(mem: ObjectMemory) -> None:
-    result = mem.observe(0.0, [det("cup", 1.0, 1.0, conf=0.05), det("mug", 3, 3, conf=0.0499)])
+    mem.observe(0.0, [det("cup", 1.0, 1.0, conf=0.9)])
+    # 0.05 is kept (it refreshes the cup; below new_object_min_confidence it could not create one)
+    result = mem.observe(1.0, [det("cup", 1.0, 1.0, conf=0.05), det("mug", 3, 3, conf=0.0499)])
     assert result.assignments == (1, None)
     assert result.rejected == {1: "below_min_confidence"}
     assert [r.key for r in mem.rejections()] == ["mug@15,15,4"]

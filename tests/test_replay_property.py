@@ -17,6 +17,7 @@ from locimem.model import ScanResult
 
 LABELS = ("cup", "mug", "glass", "book")
 MIN_CONF = TrackerConfig().min_detection_confidence  # 0.05
+NEW_MIN = TrackerConfig().new_object_min_confidence  # 0.5
 FEATURES = (
     (1.0, 0.0, 0.0, 0.0),
     (0.9, 0.1, 0.0, 0.0),
@@ -70,9 +71,12 @@ def _ingest(memory: ObjectMemory, t0: float, scan_list: list[tuple[float, list[D
 def _check_result(memory: ObjectMemory, result: ScanResult, dets: list[Detection]) -> None:
     assert len(result.assignments) == len(dets)
     objects = memory.snapshot()["objects"]
-    expected_rejected = {i: "below_min_confidence" for i, d in enumerate(dets)
-                         if d.confidence < MIN_CONF}
-    assert result.rejected == expected_rejected
+    for i, d in enumerate(dets):  # below the line: rejected; below the new-object line:
+        if d.confidence < MIN_CONF:  # it may refresh an object but never create one
+            assert result.rejected.get(i) == "below_min_confidence"
+        elif i in result.rejected:
+            assert result.rejected[i] == "below_new_object_confidence"
+            assert d.confidence < NEW_MIN
     given_ids = []
     for i, oid in enumerate(result.assignments):
         if oid is None:
@@ -144,10 +148,13 @@ def test_the_generator_reaches_every_lifecycle_event() -> None:
         (50.0, []),
         (50.0, [Detection("cup", 0.9, (1.0, 1.1, 0.5), (0.1, 0.1, 0.1), feature=cup)]),
     ]
+    # promoted at once: a tentative identity unseen for too long would expire, not be lost
     with tempfile.TemporaryDirectory() as tmp, \
-            ObjectMemory.open(Path(tmp) / "e.loci", scope="prop") as memory:
+            ObjectMemory.open(Path(tmp) / "e.loci", scope="prop",
+                              config=TrackerConfig(promote_after=1)) as memory:
         _, results = _ingest(memory, 0.0, seq)
-        story = [(e.t, e.kind, e.object_id) for r in results for e in r.events]
+        story = [(e.t, e.kind, e.object_id) for r in results for e in r.events
+                 if e.kind is not EventKind.PROMOTED]
         assert story == [
             (0.0, EventKind.APPEARED, 1),
             (40.0, EventKind.LOST, 1),

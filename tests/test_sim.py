@@ -104,13 +104,14 @@ def test_track_ids_are_never_shared_between_objects_or_with_false_positives(scen
                     assert owner.setdefault(det.track_id, key) == key, s.name
 
 
-def test_known_is_what_was_seen_and_not_since_seen_empty(scenarios):
+def test_known_is_what_was_detected_and_not_since_seen_empty(scenarios):
     for s in scenarios.values():
         ever: set[int] = set()
         for f in s.frames:
-            ever |= f.truth.visible
+            detected = {o for o in f.sources if o is not None}
+            ever |= detected
             assert set(f.truth.known) <= ever
-            for o in f.truth.visible:
+            for o in detected:
                 assert f.truth.known[o] == f.truth.present[o]
             for o, place in f.truth.known.items():  # a stale belief is about a gone or moved thing
                 if o not in f.truth.visible and o in f.truth.present:

@@ -141,19 +141,22 @@ def test_ids_and_seqs_are_unique_across_scopes(store_path: Path) -> None:
 def test_rejected_detections_are_recorded_with_their_reason(mem: ObjectMemory) -> None:
     result = mem.observe(0.0, [det("cup", 0.0, 0.0), det("ghost", 1.0, 0.0, conf=0.01),
                                det("mug", 2.0, 0.0, conf=0.05), det("fog", 3.0, 0.0, conf=0.0)])
-    assert result.assignments == (1, None, 2, None)  # 0.05 is the line, and it is kept
-    assert result.rejected == {1: "below_min_confidence", 3: "below_min_confidence"}
-    assert [(e.kind, e.object_id) for e in result.events] == [
-        (EventKind.APPEARED, 1), (EventKind.APPEARED, 2)]
+    # 0.05 is the line, and it is kept — but below new_object_min_confidence (0.5) a detection
+    # may only refresh an object, never create one: with nothing there, it is rejected too
+    assert result.assignments == (1, None, None, None)
+    assert result.rejected == {1: "below_min_confidence", 2: "below_new_object_confidence",
+                               3: "below_min_confidence"}
+    assert [(e.kind, e.object_id) for e in result.events] == [(EventKind.APPEARED, 1)]
     rejected = mem.rejected()
     assert [(o.index, o.label, o.confidence, o.rejected, o.object_id, o.tier, o.commit)
             for o in rejected] == [
         (1, "ghost", 0.01, "below_min_confidence", None, None, result.commit),
+        (2, "mug", 0.05, "below_new_object_confidence", None, None, result.commit),
         (3, "fog", 0.0, "below_min_confidence", None, None, result.commit),
     ]
     assert rejected[0].center == (1.0, 0.0, 0.9)
     assert [o.label for o in mem.rejected(limit=1)] == ["ghost"]
-    assert [o.label for o in mem.objects()] == ["cup", "mug"]
+    assert [o.label for o in mem.objects()] == ["cup"]
     assert "ghost" not in {e.label for e in mem.events()}
     assert mem.recall("ghost").found is False
     # a rejection is evidence of nothing: it never enters any object's history

@@ -27,6 +27,8 @@ EPILOG = """examples:
   locimem audit home.loci --actor alice
   locimem compact home.loci --dry-run
   locimem bench                      ingest and open-time figures
+  locimem bench qa                   question answering on simulated homes, per kind
+  locimem mcp home.loci              serve the memory to a language model over MCP (stdio)
 """
 
 
@@ -214,6 +216,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
         run_quality_suite(sys.stdout)
         return 0
+    if args.suite == "qa":
+        from locimem.bench.qa import run_qa_suite
+
+        run_qa_suite(sys.stdout)
+        return 0
     if args.suite == "retention":
         from locimem.bench.retention import run_retention_suite
 
@@ -312,6 +319,16 @@ def cmd_audit(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from locimem.agent.mcp_server import serve_stdio
+
+    if not Path(args.store).is_file():
+        print(f"error: no store at {args.store}", file=sys.stderr)
+        return 2
+    serve_stdio(args.store, scope=args.scope or "default", allow_writes=args.allow_writes)
+    return 0
+
+
 # -- parser ------------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -391,6 +408,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, help="at most this many")
     p.set_defaults(func=cmd_audit)
 
+    p = sub.add_parser("mcp", help="serve the memory to a language model over MCP (stdio): "
+                       "the agent tools and a scene resource; read-only unless "
+                       "--allow-writes (needs the mcp extra)")
+    p.add_argument("store", metavar="STORE", help="path of a locimem store file")
+    p.add_argument("--scope", help="the scope to serve (default: 'default')")
+    p.add_argument("--allow-writes", action="store_true",
+                   help="also offer the write tools (correct a label, forget); opens the "
+                        "store for writing (its single-writer lock)")
+    p.set_defaults(func=cmd_mcp)
+
     p = sub.add_parser("compact", help="bound the observation log: thin old observations to "
                        "first, last, every change and a trail (events and audit kept whole)")
     p.add_argument("store", metavar="STORE", help="path of a locimem store file")
@@ -409,9 +436,10 @@ def build_parser() -> argparse.ArgumentParser:
                        "detections a scan, beside the raw SQLite append floor, and open time) "
                        "or retention (log bytes per object-hour with and without compaction) "
                        "or quality (simulated days with ground truth, beside a naive baseline) "
-                       "or queries (query latency at 1k, 10k and 100k objects)")
+                       "or queries (query latency at 1k, 10k and 100k objects) "
+                       "or qa (questions answered through the agent tools, graded per kind)")
     p.add_argument("suite", nargs="?", default="ingest",
-                   choices=["ingest", "retention", "quality", "queries"],
+                   choices=["ingest", "retention", "quality", "queries", "qa"],
                    help="which benchmark (default: ingest)")
     p.add_argument("--minutes", type=float, default=10.0,
                    help="retention: minutes of 30 Hz stream to simulate (default 10)")

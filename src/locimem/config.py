@@ -14,7 +14,8 @@ from typing import Any
 from locimem.check import check_float, check_int
 from locimem.errors import InvalidInput
 
-_INTS = {"promote_after", "revive_after", "doubt_after_misses"}
+_INTS = {"promote_after", "revive_after", "doubt_after_misses", "move_confirm_after",
+         "promote_after_camera"}
 _OPTIONAL = {"human_label_weight", "revive_after"}
 
 
@@ -22,20 +23,49 @@ _OPTIONAL = {"human_label_weight", "revive_after"}
 class TrackerConfig:
     """Association, belief and lifecycle thresholds.
 
-    Matching tiers, tried in order for each scan (one detection per object per scan):
+    Association is one assignment problem per scan (one detection per object, one object per
+    detection). The tiers say which pairs are allowed, and name how a detection was matched:
 
     1. *track*: the detection carries the perception ``track_id`` the object last had, and lies
        within ``drift_radius_m`` of it.
     2. *tight*: a live object within ``tight_radius_m``, whatever its label.
-    3. *drift*: a live object within ``drift_radius_m`` whose voted label is the detection's.
+    3. *drift*: a live object within ``drift_radius_m`` whose voted label is the detection's,
+       or whose embedding is the clear best match (cosine >= ``feature_match_min``, plus
+       ``feature_label_strict`` when the labels disagree, and ``feature_margin`` above the
+       second-best candidate). Both having embeddings, a cosine below ``feature_match_min``
+       rules a drift or re-acquisition pair out.
     4. *reacquire*: an object lost at most ``reacquire_window_s`` ago (or, when both carry
        embeddings with cosine >= ``feature_match_min``, ``feature_reacquire_window_s`` ago),
        within ``drift_radius_m`` and with the same voted label (or within ``tight_radius_m``).
 
-    Belief: ``confidence = exp(-(t - last_seen) / tau_s)``. Published (``confirmed``) when
-    promoted and confidence >= ``publish_min``; ``lost`` once it falls below ``lost_below``.
-    Every object that is not lost is matchable (no dead band between a match line and the lost
-    line), and a lost one stays re-acquirable for the window.
+    Promotion: at the ``promote_after``-th detection; a detection in a scan that came with a
+    camera promotes at ``promote_after_camera`` (with see-through evidence a wrong publication
+    is withdrawn after two looks, so less corroboration is needed up front).
+
+    Detections at or above ``new_object_min_confidence`` are matched first; the others
+    (ByteTrack's second pass) only to live objects left unmatched, and never create one.
+
+    Position: a far sighting (beyond the tight radius) of a promoted object is *held* (weight
+    0: it refreshes the object without moving it) when it is suspect — its box is more than
+    ``suspect_size_ratio`` times the object's size, a live object with the same label is
+    nearer to it, or the scan has a camera that had the object's place in view and did not see
+    it empty.
+    ``move_confirm_after`` consistent held sightings (within half the tight radius of each
+    other) within ``held_window_s`` confirm a move
+    (or, when the object was also seen at its place meanwhile, split off a new identity).
+
+    Belief: ``confidence = exp(-A / tau_s - U / tau_unseen_s)``, with ``A`` the seconds of
+    evidence of absence since the last sighting and ``U`` the rest. Without a camera every
+    second counts as absence (``A = t - last_seen``); with one, only scans in which the object
+    should have been seen and the depth image saw through its place count, each for at most
+    ``miss_credit_max_s`` (``see_through_m``: how far beyond its centre the surface must be).
+    Published (``confirmed``) when promoted and confidence >= ``publish_min``; ``lost`` once
+    ``exp(-A / tau_s)`` falls below ``lost_below`` (out-of-view time alone never loses an
+    object). Every object that is not lost is matchable, and a lost one stays re-acquirable
+    for the window. A tentative object that would be lost is ``EXPIRED`` instead.
+
+    Duplicates: two live identities with the same voted label whose boxes overlap by at least
+    ``merge_min_iou`` (3D IoU), never seen together in one scan, are merged into the older.
 
     Governance: a person's ``relabel`` pins the label (the detector's votes are kept but do not
     overturn it) when ``human_label_weight`` is None, or adds that much label mass otherwise.
@@ -58,6 +88,17 @@ class TrackerConfig:
     human_label_weight: float | None = None
     revive_after: int | None = None
     doubt_after_misses: int = 2
+    new_object_min_confidence: float = 0.5
+    promote_after_camera: int = 3
+    tau_unseen_s: float = 28800.0
+    miss_credit_max_s: float = 5.0
+    see_through_m: float = 0.01
+    move_confirm_after: int = 3
+    held_window_s: float = 30.0
+    suspect_size_ratio: float = 2.0
+    merge_min_iou: float = 0.25
+    feature_margin: float = 0.1
+    feature_label_strict: float = 0.1
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -71,7 +112,8 @@ class TrackerConfig:
         if self.human_label_weight is not None and self.human_label_weight <= 0:
             raise InvalidInput(f"human_label_weight must be > 0 or None, "
                                f"got {self.human_label_weight}")
-        positive = ("tight_radius_m", "drift_radius_m", "tau_s", "position_alpha")
+        positive = ("tight_radius_m", "drift_radius_m", "tau_s", "position_alpha",
+                    "tau_unseen_s", "suspect_size_ratio")
         for name in positive:
             if getattr(self, name) <= 0:
                 raise InvalidInput(f"{name} must be > 0, got {getattr(self, name)}")
@@ -85,10 +127,13 @@ class TrackerConfig:
                 "thresholds must satisfy 0 < lost_below < publish_min <= 1, got "
                 f"lost_below={self.lost_below}, publish_min={self.publish_min}"
             )
-        for name in ("reacquire_window_s", "feature_reacquire_window_s"):
+        for name in ("reacquire_window_s", "feature_reacquire_window_s", "miss_credit_max_s",
+                     "see_through_m", "held_window_s"):
             if getattr(self, name) < 0:
                 raise InvalidInput(f"{name} must be >= 0, got {getattr(self, name)}")
-        for name in ("feature_match_min", "min_detection_confidence", "position_alpha"):
+        for name in ("feature_match_min", "min_detection_confidence", "position_alpha",
+                     "new_object_min_confidence", "merge_min_iou", "feature_margin",
+                     "feature_label_strict"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise InvalidInput(f"{name} must be in [0, 1], got {getattr(self, name)}")
 

@@ -37,7 +37,7 @@ from locimem.model import (
 from locimem.query.encoder import Encoder
 from locimem.query.reader import MemoryReader
 from locimem.scene.relations import RelationChange
-from locimem.scene.rooms import Room
+from locimem.scene.rooms import Room, RoomMap
 from locimem.store.base import StateDelta, Store
 from locimem.store.sqlite import MEMORY, SQLiteStore
 from locimem.tracker.apply import TOMB_KEY, Record, apply
@@ -172,7 +172,7 @@ class ObjectMemory(MemoryReader):
             self._semantic_index = None
             raise
         if self._semantic_index is not None:
-            for oid in delta.touched:
+            for oid in sorted({*delta.touched, *delta.removed_objects}):
                 obj = state.objects.get(oid)
                 if obj is None or oid in state.tombstones:
                     self._semantic_index.remove(oid)
@@ -321,10 +321,9 @@ class ObjectMemory(MemoryReader):
         polygon of positive area) and optional z range. Objects are assigned to the room
         holding most of their footprint. Recorded as a ROOM_DEFINED event."""
         self._writable("define_room")
-        name = check_text(name, "room name", max_chars=64)
-        room = Room(name, polygon_xy, z_range)  # validates
-        if name in self._state.scene.rooms.names():
-            raise InvalidInput(f"a room named {name!r} is already defined")
+        room = Room(check_text(name, "room name", max_chars=64), polygon_xy, z_range)
+        if room.name in self._state.scene.rooms.names():  # names are normalised like labels
+            raise InvalidInput(f"a room named {room.name!r} is already defined")
         return self._scene_event(EventKind.ROOM_DEFINED, room.to_dict(), actor, reason)
 
     def connect_rooms(self, a: str, b: str, *, actor: str = "operator",
@@ -336,8 +335,38 @@ class ObjectMemory(MemoryReader):
             raise InvalidInput(f"cannot connect room {a!r} to itself")
         return self._scene_event(EventKind.ROOMS_CONNECTED, {"a": a, "b": b}, actor, reason)
 
+    def import_rooms(self, data: dict[str, Any], *, actor: str = "operator",
+                     reason: str | None = None) -> list[Event]:
+        """Define rooms and their links from plain data — ``{"rooms": [{"name", "polygon",
+        "z_range"}, ...], "connections": [[a, b], ...]}`` (the form ``RoomMap.to_dict()``
+        writes) — in one commit. Everything is validated first; nothing is written if any
+        room or link is bad."""
+        self._writable("import_rooms")
+        if not isinstance(data, dict) or not isinstance(data.get("rooms"), list):
+            raise InvalidInput('rooms data must be a dict with a "rooms" list')
+        trial = RoomMap.from_dict(self._state.scene.rooms.to_dict())
+        events: list[tuple[EventKind, dict[str, Any]]] = []
+        for item in data["rooms"]:
+            if not isinstance(item, dict):
+                raise InvalidInput("each room must be a dict with name and polygon")
+            name = check_text(item.get("name"), "room name", max_chars=64)
+            room = trial.define(name, item.get("polygon"), item.get("z_range"))
+            events.append((EventKind.ROOM_DEFINED, room.to_dict()))
+        for link in data.get("connections", []):
+            if not isinstance(link, (list, tuple)) or len(link) != 2:
+                raise InvalidInput("each connection must be a pair of room names")
+            trial.connect(link[0], link[1])
+            events.append((EventKind.ROOMS_CONNECTED, {"a": link[0], "b": link[1]}))
+        if not events:
+            raise InvalidInput("rooms data holds no rooms")
+        return self._scene_events(events, actor, reason)
+
     def _scene_event(self, kind: EventKind, data: dict[str, Any], actor: str,
                      reason: str | None) -> Event:
+        return self._scene_events([(kind, data)], actor, reason)[0]
+
+    def _scene_events(self, items: list[tuple[EventKind, dict[str, Any]]], actor: str,
+                      reason: str | None) -> list[Event]:
         actor = check_text(actor, "actor")
         reason = None if reason is None else check_text(reason, "reason", max_chars=1000)
         state = self._state
@@ -347,9 +376,9 @@ class ObjectMemory(MemoryReader):
                    n_detections=0),
             state.next_seq,
         )
-        event = out.event(kind, 0, "", data)
+        events = [out.event(kind, 0, "", data) for kind, data in items]
         self._commit(out.records)
-        return event
+        return events
 
     # -- maintenance --------------------------------------------------------------------------
     def compact(self, *, older_than_s: float = 600.0, trail_s: float = 10.0,
@@ -429,6 +458,10 @@ def _delta(state: MemoryState, records: Sequence[Record]) -> StateDelta:
             elif r.kind is EventKind.REVIVED:
                 delta.removed_tombstones.append(r.object_id)
                 objects.add(r.object_id)
+            elif r.kind in (EventKind.EXPIRED, EventKind.MERGED):  # an identity ends
+                gone = r.object_id if r.kind is EventKind.EXPIRED else r.data["absorbed"]
+                delta.removed_objects.append(gone)
+                objects.update((gone, r.object_id))  # touched; only live ones are upserted
             elif r.object_id in state.objects:
                 objects.add(r.object_id)
         else:

@@ -47,6 +47,9 @@ class EventKind(str, enum.Enum):
     RELATION = "RELATION"  # a relation (on, in, under, next_to …) began or ended
     ROOM_DEFINED = "ROOM_DEFINED"  # a room's floor polygon was defined (object id 0)
     ROOMS_CONNECTED = "ROOMS_CONNECTED"  # two rooms were linked for paths (object id 0)
+    EXPIRED = "EXPIRED"  # a tentative identity that was never promoted was dropped quietly
+    MERGED = "MERGED"  # a duplicate identity was merged into this (older) one
+    SPLIT = "SPLIT"  # part of this identity's evidence became a new identity
 
     def __str__(self) -> str:
         return self.value
@@ -216,9 +219,11 @@ class Observation:
     """One detection as recorded: the evidence stream.
 
     ``object_id`` is the object it was given to (None when rejected, with ``rejected`` giving
-    the reason); ``tier`` says how it was matched: ``new``, ``track``, ``tight``, ``drift`` or
-    ``reacquire``. ``weight`` is the step the object's centre and size took toward this
-    sighting (1 = jump to it), so replay needs no tracker config. Records are read-only by
+    the reason); ``tier`` says how it was matched: ``new``, ``track``, ``tight``, ``drift``,
+    ``reacquire``, ``appearance`` (its embedding picked the object out), ``split`` (it and
+    held sightings became a new identity) or ``revive``. ``weight`` is the step the object's
+    centre and size took toward this sighting (1 = jump to it; 0 = *held*: it refreshed the
+    object without moving it), so replay needs no tracker config. Records are read-only by
     contract: the store never rewrites them, and neither should you.
     """
 
@@ -270,6 +275,8 @@ class Commit:
     n_detections: int
     camera: dict[str, Any] | None = None
     missed: tuple[int, ...] = ()  # objects the camera looked at and did not see
+    miss_credit_s: float = 0.0  # seconds of absence credited to each missed object
+    together: tuple[tuple[int, int], ...] = ()  # pairs of nearby objects both seen in this scan
 
 
 @dataclass(frozen=True, slots=True)

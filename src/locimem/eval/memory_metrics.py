@@ -19,9 +19,10 @@ never saw it. Then:
 - **label accuracy** is the fraction of matched hypotheses whose label is the true label.
 
 Events are scored too: the time from a far move to a *correct belief* (the object published
-at its new place and no ghost left at the old one), counted from the first scan that saw it
-at the new place; the time from a *seen* removal (the first scan that saw the place empty) to
-the memory's ``LOST``; **wrongful losses** (a published hypothesis went ``LOST`` while its
+at its new place and no ghost left at the old one), counted from the first scan that
+detected it at the new place (before that no memory fed by the detector can know of it);
+the time from a *seen* removal (the first scan that saw the place empty) to the memory's
+``LOST``; **wrongful losses** (a published hypothesis went ``LOST`` while its
 object was still there and nothing else stood for it), split into those where the camera could
 see the object in fewer than ``min_looks`` (3) scans since its last detection (*lost only
 because it was out of view*: a memory cannot have judged it absent) and the rest;
@@ -156,7 +157,7 @@ class FrameQuality:
 class MoveOutcome:
     object_id: int
     t_move_s: float
-    t_seen_s: float | None  # first scan that saw the object at its new place
+    t_seen_s: float | None  # first scan that detected the object at its new place
     latency_s: float | None  # from t_seen_s to a correct belief; None: never
     kept_id: bool | None  # the correct belief carries the identity held before the move
 
@@ -318,7 +319,7 @@ def _move_outcomes(truths: Sequence[TruthFrame], hyps: Sequence[HypFrame],
         later = [m.t_s for m in moves if m.object_id == mv.object_id and m.t_s > mv.t_s]
         stop = _first_index(times, min(later)) if later else len(times)
         before = _partner_before(quality, start, mv.object_id)
-        seen = next((k for k in range(start, stop) if mv.object_id in truths[k].visible), None)
+        seen = next((k for k in range(start, stop) if mv.object_id in truths[k].detected), None)
         latency = kept = None
         if seen is not None:
             for k in range(seen, stop):

@@ -66,15 +66,16 @@ def resolve_time(value: float, kind: str | None, now: float | None) -> float:
 
 
 def _anchor(reader: MemoryReader, label: str, room: str | None) -> TrackedObject | None:
-    """The object a question is anchored on: furniture first, then confirmed, then the most
-    evidence, then the lowest id."""
-    found = [reader.get(oid) for oid in sorted(reader._semantic().ids_for(label))]
+    """The object a question is anchored on: the closest label first ("coffee table" before
+    "table"), then furniture, then confirmed, then the most evidence, then the lowest id."""
+    scores = reader._semantic().ids_for(label)
+    found = [reader.get(oid) for oid in sorted(scores)]
     found = [o for o in found if o.status is not ObjectStatus.LOST]
     if room is not None:
         found = [o for o in found if reader.room_of(o.id) == room] or found
     if not found:
         return None
-    return min(found, key=lambda o: (reader.level_of(o.id) != "furniture",
+    return min(found, key=lambda o: (-scores[o.id], reader.level_of(o.id) != "furniture",
                                      o.status is not ObjectStatus.CONFIRMED,
                                      -o.n_detections, o.id))
 

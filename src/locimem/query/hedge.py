@@ -44,7 +44,7 @@ def hedged_sentence(obj: ObjectState, status: ObjectStatus, now: float,
                     where: str | None = None) -> str:
     """One sentence whose certainty matches the belief. ``where`` is a phrase such as
     "on the kitchen table" (default: "at (x, y, z)")."""
-    name = f"The {obj.label} (#{obj.id})"
+    name = f"The {sanitize(obj.label)} (#{obj.id})"  # perception-derived: never raw
     where = where or f"at {place_text(obj.center)}"
     seen = f"last seen {ago(now - obj.last_seen)} (t={obj.last_seen:.1f} s)"
     if status is ObjectStatus.CONFIRMED:

@@ -97,9 +97,14 @@ class MemoryReader:
         return self._store
 
     def snapshot(self) -> dict[str, Any]:
-        """A plain, comparable picture of the state (indexes excluded)."""
+        """A plain, comparable picture of the state (indexes excluded). An as-of view leaves
+        out what has been forgotten since, like every other read."""
         self.store  # noqa: B018 - raises if closed
-        return self._state.snapshot()
+        snap = self._state.snapshot()
+        if self._owner is not None:
+            hidden = self._hidden()
+            snap["objects"] = {k: v for k, v in snap["objects"].items() if k not in hidden}
+        return snap
 
     # -- objects ------------------------------------------------------------------------------
     def _visible(self) -> Iterable[ObjectState]:
@@ -307,6 +312,8 @@ class MemoryReader:
                 if tomb.obj.feature is not None:
                     state.feature_dim = int(tomb.obj.feature.shape[0])
                     break
+        if state.feature_dim is None and not from_log:  # ... and so do expired ones'
+            state.feature_dim = store.feature_dim(scope)
         # ids and sequence numbers are file-wide, so scopes sharing a file never collide
         state.next_object_id, state.next_seq, state.next_commit = store.counters()
         state.rebuild_indexes(lost_after)
@@ -358,6 +365,7 @@ class MemoryReader:
     def _room(self, name: Any) -> str:
         if not isinstance(name, str):
             raise InvalidInput(f"room must be a string, got {type(name).__name__}")
+        name = check_label(name, "room name")  # rooms are named like labels: lower-case
         if name not in self._state.scene.rooms.names():
             known = ", ".join(self._state.scene.rooms.names()) or "none defined"
             raise NotFound(f"no room {name!r} (rooms: {known})")
@@ -400,7 +408,12 @@ class MemoryReader:
         if obj.id not in index:
             return []
         hidden = self._hidden()
-        out = [RelationInfo(r.subject, r.relation, r.object, r.confidence)
+        objects = self._state.objects
+
+        def since(r: Any) -> float:  # it holds since both settled where they are
+            return max(objects[r.subject].place_t, objects[r.object].place_t)
+
+        out = [RelationInfo(r.subject, r.relation, r.object, r.confidence, since(r))
                for r in index.relations_of(obj.id)
                if r.subject not in hidden and r.object not in hidden]
         return sorted(out, key=lambda r: (-r.confidence, r.subject, r.relation, r.object))
@@ -493,8 +506,9 @@ class MemoryReader:
     # -- the record ---------------------------------------------------------------------------
     def history(self, object_id: int) -> list[Observation | Event]:
         """The object's evidence, lifecycle events and corrections, in record order."""
-        oid = self._object(object_id).id
-        return self.store.history(self._scope, oid, until_commit=self._until_commit)
+        obj = self._object(object_id)
+        return self.store.history(self._scope, obj.id, until_commit=self._until_commit,
+                                  merged_from=obj.merged_from)
 
     def events(
         self,
@@ -583,6 +597,33 @@ class MemoryReader:
             until_commit=self._until_commit,
         )
 
+    # -- agents (the work is done in locimem.agent) ---------------------------------------------
+    def tools(self, allow_writes: bool = False) -> Any:
+        """A :class:`~locimem.agent.tools.ToolRegistry` for a function-calling language model:
+        ``.schemas(style="openai" | "anthropic")`` and ``.call(name, arguments)``. Write tools
+        (correct a label, forget) only with ``allow_writes=True``, which a read-only memory or
+        an as-of view refuses with :class:`ReadOnly`."""
+        from locimem.agent.tools import ToolRegistry
+
+        return ToolRegistry(self, allow_writes=allow_writes)
+
+    def scene_prompt(self, budget_tokens: int | None = None, focus: Any = None,
+                     format: str = "text") -> str:
+        """The scene as a compact, sanitised tree for a language model, within
+        ``budget_tokens``, optionally focused on some object ids; ``format`` is ``"text"`` (a
+        fenced untrusted-data block) or ``"json"`` (see :mod:`locimem.agent.prompt`)."""
+        from locimem.agent.prompt import scene_prompt
+
+        return scene_prompt(self, budget_tokens=budget_tokens, focus=focus, format=format)
+
+    def answer(self, question: str, verbalizer: Any = None) -> Any:
+        """Answer ``question`` in words (an :class:`~locimem.agent.answer.Answer`): routed by
+        :meth:`query`, worded by ``verbalizer`` (default: the deterministic offline one) from
+        a budgeted, focused, sanitised prompt; cites object ids, hedged by trust state."""
+        from locimem.agent.answer import answer
+
+        return answer(self, question, verbalizer)
+
 
 
 
@@ -598,12 +639,15 @@ class RoomInfo:
 
 @dataclass(frozen=True, slots=True)
 class RelationInfo:
-    """``subject relation object`` ("#4 on #2") with its confidence in (0, 1]."""
+    """``subject relation object`` ("#4 on #2") with its confidence in (0, 1], holding
+    ``since`` (the time the later of the two settled where it is; the RELATION events in the
+    record date each change)."""
 
     subject: int
     relation: str
     object: int
     confidence: float
+    since: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -636,7 +680,8 @@ def _recall_object(obj: ObjectState, reader: MemoryReader) -> RecallResult:
     return RecallResult(
         query=str(obj.id), found=True, text=hedged_sentence(obj, status, now),
         object_id=obj.id, label=obj.label, status=status, center=obj.center,
-        last_seen=obj.last_seen, confidence=obj.confidence(now, reader.config.tau_s),
+        last_seen=obj.last_seen,
+        confidence=obj.confidence(now, reader.config.tau_s, reader.config.tau_unseen_s),
         lost_at=obj.lost_at,
     )
 

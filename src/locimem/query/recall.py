@@ -65,7 +65,7 @@ def recall(name: str, objects: Iterable[ObjectState], now: float | None,
     )
     best = ranked[0]
     status = status_of(best, now, config)
-    conf = best.confidence(now, config.tau_s)
+    conf = best.confidence(now, config.tau_s, config.tau_unseen_s)
     return RecallResult(
         query=name,
         found=True,

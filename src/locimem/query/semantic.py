@@ -102,13 +102,15 @@ class SemanticIndex:
         """Every label some indexed object has, sorted."""
         return sorted(self._by_label)
 
-    def ids_for(self, phrase: str, min_score: float = 0.85) -> set[int]:
-        """Ids of objects whose label is the phrase, or the phrase with modifiers added
-        ("table" -> "table", "kitchen table"): whole words, no synonyms."""
-        out: set[int] = set()
+    def ids_for(self, phrase: str, min_score: float = 0.85) -> dict[int, float]:
+        """Ids of objects whose label is the phrase (score 1), the phrase with modifiers added
+        ("table" -> "kitchen table", 0.9) or the phrase's head word ("coffee table" ->
+        "table", 0.85), with their label's score: whole words, no synonyms."""
+        out: dict[int, float] = {}
         for label, score in self._matcher.scores(phrase).items():
             if score >= min_score:
-                out.update(self._by_label.get(label, ()))
+                for oid in self._by_label.get(label, ()):
+                    out[oid] = score
         return out
 
     def search(self, text: str, top_k: int, accept: Callable[[int], bool],
@@ -135,7 +137,9 @@ class SemanticIndex:
             for cos, oid in self._vectors.search(query, min(len(self._vectors), 4 * top_k)):
                 if cos < MIN_COSINE:
                     break
-                if accept(oid) and (oid not in best or best[oid].score < cos):
-                    best[oid] = Match(oid, round(float(cos), 6), "embedding")
+                # a text match keeps "text" unless the embedding is clearly better (float32
+                # scores a label against itself a rounding error above 1.0)
+                if accept(oid) and (oid not in best or best[oid].score < cos - 1e-5):
+                    best[oid] = Match(oid, round(min(float(cos), 1.0), 6), "embedding")
         ranked = sorted(best.values(), key=lambda m: (-m.score, rank(m.object_id)))
         return ranked[:top_k]

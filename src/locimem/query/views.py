@@ -15,7 +15,8 @@ def status_of(obj: ObjectState, now: float, config: TrackerConfig) -> ObjectStat
         return ObjectStatus.LOST
     if obj.n_missed >= config.doubt_after_misses:
         return ObjectStatus.DOUBTED
-    if obj.promoted and obj.confidence(now, config.tau_s) >= config.publish_min:
+    if obj.promoted and (obj.confidence(now, config.tau_s, config.tau_unseen_s)
+                         >= config.publish_min):
         return ObjectStatus.CONFIRMED
     return ObjectStatus.TENTATIVE
 
@@ -27,7 +28,7 @@ def view(obj: ObjectState, now: float, config: TrackerConfig) -> TrackedObject:
         label=obj.label,
         center=obj.center,
         size=obj.size,
-        confidence=obj.confidence(now, config.tau_s),
+        confidence=obj.confidence(now, config.tau_s, config.tau_unseen_s),
         status=status_of(obj, now, config),
         first_seen=obj.first_seen,
         last_seen=obj.last_seen,

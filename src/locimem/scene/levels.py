@@ -21,18 +21,24 @@ _FURNITURE_HEADS = frozenset({
     "chair", "stool", "sofa", "couch", "bed", "armchair", "bench", "fridge", "refrigerator",
     "oven", "stove", "dishwasher", "washer", "dryer", "toilet", "bathtub", "tub", "door",
     "window", "radiator", "piano", "wardrobe", "dresser", "tv", "television", "lamp",
+    # large containers: things go in them, and they stay put
+    "drawer", "cabinet", "cupboard", "closet", "bookcase", "bookshelf", "freezer", "microwave",
+    "sink", "locker", "chest",
 })
 
 
 def level_of(obj: ObjectState) -> str:
-    """``furniture`` or ``item`` (a ``level`` attribute overrides the label)."""
+    """``furniture`` or ``item`` (a ``level`` attribute overrides the label). Surfaces are
+    furniture; of the containers only the large ones are (a drawer is furniture, a cup that
+    things go *in* is still an item)."""
     level = obj.attributes.get(LEVEL_ATTRIBUTE)
     if level in OBJECT_LEVELS:
         return str(level)
-    if support_role(obj.label) is not None:
-        return "furniture"
     words = fold(obj.label)
-    return "furniture" if words and words[-1] in _FURNITURE_HEADS else "item"
+    head = words[-1] if words else ""
+    if support_role(obj.label) == "surface" or head in _FURNITURE_HEADS:
+        return "furniture"
+    return "item"
 
 
 def role_of(obj: ObjectState) -> str | None:

@@ -7,8 +7,9 @@ sensor's holes), the detections (:class:`~locimem.model.Detection`), and the tru
 - ``truth.present``: every object that exists, id -> centre (metres, map frame);
 - ``truth.visible`` / ``truth.occluded``: ids the camera could see / that were in view but
   hidden (behind furniture, another object, or a person);
-- ``truth.known``: what a *perfect memory* could believe at this scan — for each object seen at
-  least once, the last place it was seen at, until the camera has seen that place empty;
+- ``truth.known``: what a *perfect memory* could believe at this scan — for each object
+  detected at least once, the last place it was detected at, until the camera has seen that
+  place empty (an object the detector never reported cannot be known by any memory fed by it);
 - ``sources[i]``: the true object that produced detection ``i`` (None for a false positive);
 - ``restart``: the process restarts before this scan.
 
@@ -438,7 +439,6 @@ class ScenarioBuilder:
                             if s == Visibility.VISIBLE)
         occluded = frozenset(i for i, s in zip(ids, states, strict=True)
                              if s == Visibility.OCCLUDED)
-        self._update_known(clean, visible)
         self._settle_watch(visible)
 
         holes = self._rng_depth.random(depth.shape) < self.noise.depth_dropout
@@ -448,6 +448,7 @@ class ScenarioBuilder:
         order = [i for i in ids if i in visible]
         dets, sources = self._detector.detect(len(self.frames), clean, order, self.positions,
                                               self.specs, depth)
+        self._update_known(clean, frozenset(s for s in sources if s is not None))
         frame = Frame(
             index=len(self.frames), t=self.t, camera=camera, detections=tuple(dets),
             sources=tuple(sources),
@@ -460,11 +461,14 @@ class ScenarioBuilder:
         self.frames.append(frame)
         return frame
 
-    def _update_known(self, camera: Camera, visible: frozenset[int]) -> None:
-        for oid in visible:
+    def _update_known(self, camera: Camera, detected: frozenset[int]) -> None:
+        """A perfect memory learns an object's place from a detection (a memory fed by this
+        detector cannot know a thing it never reported), and drops a remembered place once
+        the camera sees it empty."""
+        for oid in detected:
             self.known[oid] = self.positions[oid]
         stale = [oid for oid, place in self.known.items()
-                 if oid not in visible and (oid not in self.positions
+                 if oid not in detected and (oid not in self.positions
                                             or math.dist(self.positions[oid], place)
                                             >= NEAR_MOVE_M)]
         if not stale:

@@ -30,7 +30,9 @@ CREATE TABLE commits (
     reason TEXT,
     n_detections INTEGER NOT NULL,
     camera TEXT,
-    missed TEXT
+    missed TEXT,
+    miss_credit REAL,
+    together TEXT
 );
 CREATE INDEX commits_scope ON commits (scope, id);
 CREATE TABLE observations (
@@ -91,7 +93,12 @@ CREATE TABLE objects (
     attributes TEXT NOT NULL,
     n_missed INTEGER NOT NULL,
     place_sx REAL NOT NULL, place_sy REAL NOT NULL, place_sz REAL NOT NULL,
-    place_t REAL NOT NULL
+    place_t REAL NOT NULL,
+    seen_camera INTEGER NOT NULL,
+    absence_s REAL NOT NULL,
+    held TEXT,
+    together TEXT,
+    merged_from TEXT
 );
 CREATE INDEX objects_scope ON objects (scope, id);
 CREATE TABLE tombstones (
@@ -112,6 +119,8 @@ CREATE TABLE rejection_keys (
     PRIMARY KEY (scope, key)
 );
 CREATE INDEX observations_key ON observations (scope, key) WHERE key IS NOT NULL;
+CREATE INDEX observations_feature ON observations (scope)
+    WHERE feature IS NOT NULL AND object_id IS NOT NULL;
 CREATE TABLE scene (scope TEXT PRIMARY KEY, rooms TEXT NOT NULL);
 CREATE TABLE checkpoints (
     scope TEXT NOT NULL,

@@ -41,11 +41,12 @@ _OBS_COLUMNS = (
     "weight, tier, rejected, track_id, orientation, feature, key"
 )
 _EVENT_COLUMNS = "seq, commit_id, scope, t, kind, object_id, label, data"
-_COMMIT_COLUMNS = "id, scope, kind, t, recorded_at, actor, reason, n_detections, camera, missed"
+_COMMIT_COLUMNS = ("id, scope, kind, t, recorded_at, actor, reason, n_detections, camera, missed, "
+                   "miss_credit, together")
 _MAX_ID = 2**62
 _INSERT_OBS = f"INSERT INTO observations ({_OBS_COLUMNS}) VALUES ({', '.join('?' * 21)})"
 _INSERT_EVENT = f"INSERT INTO events ({_EVENT_COLUMNS}) VALUES ({', '.join('?' * 8)})"
-_INSERT_COMMIT = f"INSERT INTO commits ({_COMMIT_COLUMNS}) VALUES ({', '.join('?' * 10)})"
+_INSERT_COMMIT = f"INSERT INTO commits ({_COMMIT_COLUMNS}) VALUES ({', '.join('?' * 12)})"
 
 
 _encode = json.JSONEncoder(separators=(",", ":"), sort_keys=True, allow_nan=False).encode
@@ -277,6 +278,19 @@ class SQLiteStore:
         )
         return [_object_from_row(row) for row in rows]
 
+    def feature_dim(self, scope: str) -> int | None:
+        """The embedding width of the scope's accepted observations (None if none has one),
+        for a state whose objects no longer hold an embedding (expired, merged)."""
+        row = self.conn.execute(
+            "SELECT length(feature) FROM observations INDEXED BY observations_feature "
+            "WHERE scope = ? AND feature IS NOT NULL AND object_id IS NOT NULL LIMIT 1",
+            (scope,)).fetchone()
+        if row is not None:
+            return row[0] // 4  # float32
+        checkpoint = self.latest_checkpoint(scope) if self.conn.execute(
+            "SELECT 1 FROM checkpoints WHERE scope = ? LIMIT 1", (scope,)).fetchone() else None
+        return None if checkpoint is None else checkpoint[1].get("feature_dim")
+
     def load_tombstones(self, scope: str) -> dict[int, TombstoneState]:
         rows = self.conn.execute(
             "SELECT id, data FROM tombstones WHERE scope = ? ORDER BY id", (scope,))
@@ -358,9 +372,11 @@ class SQLiteStore:
         if until_commit is not None:
             where.append("commit_id <= ?")
             args.append(until_commit)
-        if exclude_forgotten:
+        if exclude_forgotten:  # neither about a forgotten object, nor naming one
             where.append("object_id NOT IN (SELECT id FROM tombstones WHERE scope = ?)")
-            args.append(scope)
+            where.append("NOT (kind = 'RELATION' AND json_extract(data, '$.object') IN "
+                         "(SELECT id FROM tombstones WHERE scope = ?))")
+            args.extend((scope, scope))
         sql = (f"SELECT {_EVENT_COLUMNS} FROM events WHERE {' AND '.join(where)} "
                f"ORDER BY seq {'DESC' if newest_first else 'ASC'}")
         if limit is not None:
@@ -393,13 +409,14 @@ class SQLiteStore:
             args.append(limit)
         return [_observation_from_row(row) for row in self.conn.execute(sql, args)]
 
-    def history(self, scope: str, object_id: int, *, until_commit: int | None = None
-                ) -> list[Observation | Event]:
-        """Evidence and events of one object, in record order."""
-        merged: list[Observation | Event] = [
-            *self.observations(scope, object_id=object_id, until_commit=until_commit),
-            *self.events(scope, object_id=object_id, until_commit=until_commit),
-        ]
+    def history(self, scope: str, object_id: int, *, until_commit: int | None = None,
+                merged_from: Sequence[int] = ()) -> list[Observation | Event]:
+        """Evidence and events of one object — and of the identities merged into it
+        (``merged_from``) — in record order."""
+        merged: list[Observation | Event] = []
+        for oid in (object_id, *merged_from):
+            merged += self.observations(scope, object_id=oid, until_commit=until_commit)
+            merged += self.events(scope, object_id=oid, until_commit=until_commit)
         merged.sort(key=lambda r: r.seq)
         return merged
 
@@ -475,7 +492,9 @@ def _record_rows(scope: str, records: Sequence[Record]) -> tuple[list, list, lis
         else:
             commits.append((r.id, scope, r.kind, r.t, r.recorded_at, r.actor, r.reason,
                             r.n_detections, None if r.camera is None else _dumps(r.camera),
-                            _dumps(list(r.missed)) if r.missed else None))
+                            _dumps(list(r.missed)) if r.missed else None,
+                            r.miss_credit_s if r.missed else None,
+                            _dumps([list(p) for p in r.together]) if r.together else None))
     return commits, observations, events
 
 
@@ -547,18 +566,22 @@ def _commit_from_row(row: Sequence[Any]) -> Commit:
     return Commit(id=row[0], kind=row[2], t=row[3], recorded_at=row[4], actor=row[5],
                   reason=row[6], n_detections=row[7],
                   camera=None if row[8] is None else json.loads(row[8]),
-                  missed=() if row[9] is None else tuple(json.loads(row[9])))
+                  missed=() if row[9] is None else tuple(json.loads(row[9])),
+                  miss_credit_s=0.0 if row[10] is None else row[10],
+                  together=() if row[11] is None else tuple(
+                      (a, b) for a, b in json.loads(row[11])))
 
 
 _OBJECT_COLUMNS = (
     "id, scope, label, cx, cy, cz, sx, sy, sz, px, py, pz, first_seen, last_seen, "
     "n_detections, promoted, lost, lost_at, track_id, orientation, label_mass, feature, "
-    "n_features, pinned_label, attributes, n_missed, place_sx, place_sy, place_sz, place_t"
+    "n_features, pinned_label, attributes, n_missed, place_sx, place_sy, place_sz, place_t, "
+    "seen_camera, absence_s, held, together, merged_from"
 )
 
 
 _UPSERT_OBJECT = (
-    f"INSERT INTO objects ({_OBJECT_COLUMNS}) VALUES ({', '.join('?' * 30)}) "
+    f"INSERT INTO objects ({_OBJECT_COLUMNS}) VALUES ({', '.join('?' * 35)}) "
     "ON CONFLICT (id) DO UPDATE SET "
     + ", ".join(f"{c} = excluded.{c}" for c in _OBJECT_COLUMNS.split(", ")[1:])
 )
@@ -572,7 +595,10 @@ def _object_row(scope: str, o: ObjectState) -> tuple[Any, ...]:
         _encode_fast(o.label_mass),
         None if o.feature is None else o.feature.astype(np.float64).tobytes(),
         o.n_features, o.pinned_label, _dumps(o.attributes), o.n_missed, *o.place_size,
-        o.place_t,
+        o.place_t, o.seen_camera, o.absence_s,
+        _encode_fast(o.held) if o.held else None,
+        _encode_fast(sorted(o.together)) if o.together else None,
+        _encode_fast(o.merged_from) if o.merged_from else None,
     )
 
 
@@ -586,4 +612,8 @@ def _object_from_row(row: Sequence[Any]) -> ObjectState:
         feature=None if row[21] is None else np.frombuffer(row[21], dtype=np.float64).copy(),
         n_features=row[22], pinned_label=row[23], attributes=json.loads(row[24]),
         n_missed=row[25], place_size=(row[26], row[27], row[28]), place_t=row[29],
+        seen_camera=bool(row[30]), absence_s=row[31],
+        held=[] if row[32] is None else [tuple(h) for h in json.loads(row[32])],
+        together=set() if row[33] is None else set(json.loads(row[33])),
+        merged_from=[] if row[34] is None else json.loads(row[34]),
     )

@@ -10,7 +10,13 @@ from __future__ import annotations
 import numpy as np
 
 from locimem.model import Commit, Event, EventKind, Observation
-from locimem.tracker.state import MemoryState, ObjectState, RejectionState, TombstoneState
+from locimem.tracker.state import (
+    HELD_MAX,
+    MemoryState,
+    ObjectState,
+    RejectionState,
+    TombstoneState,
+)
 
 Record = Commit | Observation | Event
 TOMB_KEY = "tomb:"  # rejection key prefix of a sighting suppressed by a tombstone
@@ -18,8 +24,27 @@ TOMB_KEY = "tomb:"  # rejection key prefix of a sighting suppressed by a tombsto
 _NO_OP = frozenset({EventKind.COMPACTED, EventKind.SUPPRESSED, EventKind.RELATION})
 
 
-def update_object(obj: ObjectState, obs: Observation) -> None:
-    """Fold one accepted observation into an object (no indexes touched)."""
+def update_object(obj: ObjectState, obs: Observation, camera: bool = False) -> None:
+    """Fold one accepted observation into an object (no indexes touched). ``camera``: the
+    scan it came in had a camera (the object's belief is then visibility-aware).
+
+    A sighting with weight 0 was *held*: it refreshes the object's last sighting (it was seen)
+    but changes nothing else — no position, size, label mass, count, track id or embedding,
+    and not the evidence that its place was seen empty (it was not seen *there*) — and is
+    kept in ``held`` so that repeated consistent held sightings can confirm a move or a
+    split."""
+    if obs.t > obj.last_seen:
+        obj.last_seen = obs.t
+    if obs.weight == 0.0:  # held: seen, but not where it is believed to be
+        c, e = obs.center, obs.size
+        obj.held.append((obs.t, c[0], c[1], c[2], e[0], e[1], e[2], obs.label,
+                         obs.confidence, obj.n_detections))
+        if len(obj.held) > HELD_MAX:
+            del obj.held[0]
+        return
+    obj.n_missed = 0
+    obj.absence_s = 0.0
+    obj.seen_camera = camera
     mass = obj.label_mass
     mass[obs.label] = mass.get(obs.label, 0.0) + obs.confidence
     w = obs.weight
@@ -28,9 +53,8 @@ def update_object(obj: ObjectState, obs: Observation) -> None:
     s, e = obj.size, obs.size
     obj.size = (s[0] + w * (e[0] - s[0]), s[1] + w * (e[1] - s[1]), s[2] + w * (e[2] - s[2]))
     obj.n_detections += 1
-    obj.n_missed = 0
-    if obs.t > obj.last_seen:
-        obj.last_seen = obs.t
+    if w == 1.0 and obj.held:  # a jump: what was held back refers to the old place
+        obj.held = []
     if obs.track_id is not None:
         obj.track_id = obs.track_id
     if obs.orientation is not None:
@@ -55,7 +79,10 @@ def apply(state: MemoryState, record: Record, lost_after_s: float) -> None:
             _apply_rejection(state, record)
             return
         obj = state.objects[record.object_id]
-        update_object(obj, record)
+        was_camera = obj.seen_camera
+        update_object(obj, record, state.camera_commit)
+        if was_camera and not obj.seen_camera:  # back to the time-only model: schedule loss
+            state.schedule_loss(obj, lost_after_s)
         if record.feature is not None and state.feature_dim is None:
             state.feature_dim = int(record.feature.shape[0])
         state.grid.set(obj.id, obj.center)
@@ -68,8 +95,18 @@ def apply(state: MemoryState, record: Record, lost_after_s: float) -> None:
         state.scene.pending.clear()  # relation changes belong to the commit that caused them
         state.next_commit = max(state.next_commit, record.id + 1)
         state.now = record.t if state.now is None else max(state.now, record.t)
+        state.camera_commit = record.camera is not None
+        objects = state.objects
+        credit = record.miss_credit_s
         for oid in record.missed:
-            state.objects[oid].n_missed += 1
+            obj = objects[oid]
+            obj.n_missed += 1
+            obj.absence_s += credit
+        for a, b in record.together:
+            if a in objects:
+                objects[a].together.add(b)
+            if b in objects:
+                objects[b].together.add(a)
         return
     raise TypeError(f"not a record: {type(record).__name__}")
 
@@ -114,18 +151,7 @@ def _apply_event(state: MemoryState, ev: Event, lost_after_s: float) -> None:
         state.schedule_loss(obj, lost_after_s)
         return
     if kind is EventKind.APPEARED:
-        center = tuple(data["center"])
-        obj = ObjectState(
-            id=ev.object_id,
-            label=data["label"],
-            center=center,  # type: ignore[arg-type]
-            size=tuple(data["size"]),  # type: ignore[arg-type]
-            place=center,  # type: ignore[arg-type]
-            first_seen=ev.t,
-            last_seen=ev.t,
-            place_size=tuple(data["size"]),  # type: ignore[arg-type]
-            place_t=ev.t,
-        )
+        obj = new_object(ev)
         state.objects[obj.id] = obj
         state.next_object_id = max(state.next_object_id, obj.id + 1)
         state.grid.set(obj.id, obj.center)
@@ -153,6 +179,13 @@ def _apply_event(state: MemoryState, ev: Event, lost_after_s: float) -> None:
     elif kind is EventKind.CORRECTED:
         _apply_correction(state, obj, data, ev.t)
         _reindex(state, obj)
+    elif kind is EventKind.EXPIRED:
+        _drop(state, obj.id)
+    elif kind is EventKind.MERGED:
+        _apply_merge(state, obj, data, lost_after_s)
+    elif kind is EventKind.SPLIT:
+        obj.held = []
+        obj.together.add(data["into"])
     elif kind is EventKind.FORGOTTEN:
         del state.objects[obj.id]
         state.grid.remove(obj.id)
@@ -161,6 +194,74 @@ def _apply_event(state: MemoryState, ev: Event, lost_after_s: float) -> None:
         state.tomb_grid.set(obj.id, obj.center)
     else:  # pragma: no cover - every kind is handled above
         raise ValueError(f"unknown event kind {kind}")
+
+
+def new_object(ev: Event) -> ObjectState:
+    """The object an APPEARED event creates (before its first observation)."""
+    data = ev.data
+    center = tuple(data["center"])
+    obj = ObjectState(
+        id=ev.object_id,
+        label=data["label"],
+        center=center,  # type: ignore[arg-type]
+        size=tuple(data["size"]),  # type: ignore[arg-type]
+        place=center,  # type: ignore[arg-type]
+        first_seen=data.get("first_seen", ev.t),
+        last_seen=ev.t,
+        place_size=tuple(data["size"]),  # type: ignore[arg-type]
+        place_t=ev.t,
+    )
+    if "split_from" in data:  # born from another identity's held sightings
+        obj.label_mass = dict(data["label_mass"])
+        obj.n_detections = data["n_detections"]
+        obj.together.add(data["split_from"])
+    return obj
+
+
+def _drop(state: MemoryState, oid: int) -> None:
+    """Remove an identity from the live state (expired, or merged into another)."""
+    del state.objects[oid]
+    state.grid.remove(oid)
+    state.scene.remove(oid)
+
+
+def _apply_merge(state: MemoryState, obj: ObjectState, data: dict, lost_after_s: float) -> None:
+    """``obj`` (the older identity) absorbs ``data["absorbed"]``: it takes the state the event
+    carries, and keeps the absorbed id so its history reads as one."""
+    gone = state.objects[data["absorbed"]]
+    obj.center = tuple(data["center"])  # type: ignore[assignment]
+    obj.size = tuple(data["size"])  # type: ignore[assignment]
+    obj.label_mass = dict(data["label_mass"])
+    obj.n_detections = data["n_detections"]
+    newer = gone if gone.last_seen >= obj.last_seen else obj  # the one seen last speaks
+    obj.track_id = newer.track_id if newer.track_id is not None else obj.track_id
+    obj.seen_camera, obj.absence_s, obj.n_missed = (newer.seen_camera, newer.absence_s,
+                                                    newer.n_missed)
+    obj.first_seen = min(obj.first_seen, gone.first_seen)
+    obj.last_seen = max(obj.last_seen, gone.last_seen)
+    obj.promoted = obj.promoted or gone.promoted
+    if obj.feature is None or (gone.feature is not None
+                               and gone.feature.shape == obj.feature.shape):
+        if obj.feature is None:
+            obj.feature, obj.n_features = gone.feature, gone.n_features
+        elif gone.feature is not None:
+            mean = obj.feature * obj.n_features + gone.feature * gone.n_features
+            norm = float(np.linalg.norm(mean))
+            if norm > 0:
+                obj.feature = mean / norm
+            obj.n_features += gone.n_features
+    obj.pinned_label = obj.pinned_label or gone.pinned_label
+    obj.held = []
+    obj.together |= gone.together
+    obj.together.discard(obj.id)
+    obj.merged_from = [*obj.merged_from, gone.id, *gone.merged_from]
+    obj.lost, obj.lost_at = False, None
+    if data.get("label") is not None:
+        obj.label = data["label"]
+    _drop(state, gone.id)
+    state.grid.set(obj.id, obj.center)
+    state.schedule_loss(obj, lost_after_s)
+    _reindex(state, obj)
 
 
 def _settle(obj: ObjectState, data: dict, t: float) -> None:

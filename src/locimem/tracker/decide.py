@@ -4,9 +4,13 @@
 indexes), and returns records; it changes no object. The caller applies the records with
 :func:`locimem.tracker.apply.apply` and appends them to the store in one transaction.
 
-Order inside a scan: the commit, then LOST for every object unseen for too long, then each
-detection in input order — ``[APPEARED | REACQUIRED]``, its observation, then any of
-``PROMOTED``, ``LABEL_CHANGED``, ``MOVED`` it caused.
+Order inside a scan: the commit (with the objects the camera looked at and missed, the seconds
+of absence credited to each, and the nearby pairs seen together), then ``LOST`` / ``EXPIRED``
+for every object whose time-only belief ran out, then each detection in input order —
+``[APPEARED | REACQUIRED | SPLIT + APPEARED]``, its observation, then any of ``PROMOTED``,
+``LABEL_CHANGED``, ``MOVED`` it caused — then ``LOST`` / ``EXPIRED`` for the objects whose
+looked-and-absent time ran out in this scan, then ``MERGED`` for duplicates repaired (or
+``LOST`` / ``EXPIRED`` with ``replaced_by`` for a thing another has taken the place of).
 """
 
 from __future__ import annotations
@@ -19,14 +23,24 @@ from typing import Any
 import numpy as np
 
 from locimem.config import TrackerConfig
-from locimem.geometry import Visibility, visibility
+from locimem.geometry import Place, place_states
 from locimem.model import Camera, Commit, Detection, Event, EventKind, Observation
-from locimem.tracker.apply import TOMB_KEY, Record, update_object
+from locimem.tracker.apply import TOMB_KEY, Record, new_object, update_object
 from locimem.tracker.state import MemoryState, ObjectState
 
-TIERS = ("track", "tight", "drift", "reacquire")
+TIERS = ("track", "tight", "drift", "reacquire", "appearance")
 REJECT_LOW_CONFIDENCE = "below_min_confidence"
+REJECT_NEW_LOW_CONFIDENCE = "below_new_object_confidence"  # may refresh, never create
 REJECT_FORGOTTEN = "forgotten"  # a tombstone recognised it: suppressed
+
+# Association cost of a (detection, object) pair the tiers allow; lower is better. Distance is
+# scaled by the drift radius; the other terms are in [0, 1] (embedding: [0, 2]).
+W_IOU = 0.5  # 1 - 3D IoU of the two boxes
+W_FEATURE = 1.0  # 1 - cosine of the embeddings, when both have one
+W_LABEL = 0.5  # 1 - the share of the object's label mass held by the detection's label
+TRACK_BONUS = 1.0  # the perception track id agrees
+LOST_PENALTY = 1.0  # re-acquiring a lost object costs more than keeping a live one
+UNMATCHED = 10.0  # leaving a detection unmatched: any allowed pair is preferred
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +48,12 @@ class Decision:
     records: list[Record]
     assignments: tuple[int | None, ...]
     rejected: dict[int, str]
+
+
+# A match: (object id, tier, distance). A pair the tiers allow: (object id, tier, distance,
+# embedding cosine or None, same track id, object lost). Plain tuples: this is the hot path.
+_Match = tuple[int, str, float]
+_Pair = tuple[int, str, float, "float | None", bool, bool]
 
 
 def decide(
@@ -60,29 +80,48 @@ def decide(
     out = RecordWriter(commit, state.next_seq)
     objects = state.objects
 
-    # 1. Belief: objects unseen for longer than the lost line are LOST at this scan.
+    # 1. Time-only belief: objects last seen without a camera and unseen for longer than the
+    #    lost line are LOST at this scan (EXPIRED if they were never promoted).
+    gone: set[int] = set()  # expired at this scan: no longer matchable
     lost_now: set[int] = set()
     for oid in state.due_for_loss(t, config.lost_after_s):
         obj = objects[oid]
-        out.event(EventKind.LOST, oid, obj.label,
-                  {"last_seen": obj.last_seen, "confidence": obj.confidence(t, config.tau_s)})
-        lost_now.add(oid)
+        _lose(out, config, obj, t, obj.confidence(t, config.tau_s), lost_now, gone)
 
-    # 2. Association: tiers in order, greedy by distance inside each tier, one to one.
+    # 2. Association: one assignment problem for the confident detections (against live and
+    #    re-acquirable objects), then one for the rest (ByteTrack's second pass: against the
+    #    live objects left unmatched only).
     rejected: dict[int, str] = {}
-    live: list[int] = []
+    high: list[int] = []
+    low: list[int] = []
     for i, det in enumerate(detections):
         if det.confidence < config.min_detection_confidence:
             rejected[i] = REJECT_LOW_CONFIDENCE
+        elif det.confidence < config.new_object_min_confidence:
+            low.append(i)
         else:
-            live.append(i)
-    match = _associate(state, config, t, detections, live, lost_now)
+            high.append(i)
+    assoc = _Associator(state, config, t, detections, lost_now, gone)
+    match = assoc.solve(high, allow_lost=True, exclude=set())
+    if low:
+        match.update(assoc.solve(low, allow_lost=False,
+                                 exclude={m[0] for m in match.values()}))
+    unmatched = [i for i in high if i not in match and detections[i].feature is not None]
+    if unmatched:
+        match.update(assoc.by_appearance(unmatched, exclude={m[0] for m in match.values()}))
+    for i in low:
+        if i not in match:
+            rejected[i] = REJECT_NEW_LOW_CONFIDENCE
 
     # 3. Records, detection by detection in input order.
     assignments: list[int | None] = []
     next_oid = state.next_object_id
     suppressed: dict[int, int] = {}  # tombstone id -> sightings it kept out in this scan
     revived: set[int] = set()
+    after: dict[int, ObjectState] = {}  # objects sighted in this scan, as they will be
+    places = _PlaceCheck(state, config, camera)
+    cam = camera is not None
+    tight, alpha = config.tight_radius_m, config.position_alpha
     for i, det in enumerate(detections):
         if i in rejected:
             out.observation(i, det, None, None, 1.0, rejected[i],
@@ -93,14 +132,24 @@ def decide(
         if hit is not None:
             oid, tier, dist = hit
             obj = objects[oid]
-            if obj.lost or oid in lost_now:
-                out.event(EventKind.REACQUIRED, oid, obj.label,
-                          {"lost_at": obj.lost_at if obj.lost else t, "gap_s": t - obj.last_seen})
-            weight = 1.0 if dist > config.tight_radius_m else max(
-                config.position_alpha, 1.0 / (obj.n_detections + 1)
-            )
-            _sighting(out, config, obj, out.observation(i, det, oid, tier, weight, None))
-            assignments.append(oid)
+            lost = obj.lost or oid in lost_now
+            if not lost and dist <= tight and not obj.promoted:  # the common case
+                weight, split = max(alpha, 1.0 / (obj.n_detections + 1)), False
+            else:
+                weight, split = _weight(config, t, i, det, obj, dist, lost, assoc, places)
+            if split:
+                nid = next_oid
+                next_oid += 1
+                _split(out, config, t, i, det, obj, nid, after, cam)
+                assignments.append(nid)
+                continue
+            if lost:
+                out.event(EventKind.REACQUIRED, obj.id, obj.label,
+                          {"lost_at": obj.lost_at if obj.lost else t,
+                           "gap_s": t - obj.last_seen})
+            obs = out.observation(i, det, oid, tier, weight, None)
+            after[obj.id] = _sighting(out, config, obj, obs, camera=cam)
+            assignments.append(obj.id)
             continue
 
         tomb_id = _tombstone_match(state, config, det, revived)
@@ -111,8 +160,9 @@ def decide(
                 out.event(EventKind.REVIVED, tomb_id, tomb.obj.label,
                           {"suppressed": kept_out, "forgotten_at": tomb.forgotten_at})
                 revived.add(tomb_id)
-                _sighting(out, config, tomb.obj,
-                          out.observation(i, det, tomb_id, "revive", 1.0, None))
+                after[tomb_id] = _sighting(
+                    out, config, tomb.obj, out.observation(i, det, tomb_id, "revive", 1.0, None),
+                    camera=cam)
                 assignments.append(tomb_id)
                 continue
             last = tomb.last_suppressed
@@ -128,40 +178,106 @@ def decide(
 
         oid = next_oid  # a new identity
         next_oid += 1
-        out.event(EventKind.APPEARED, oid, det.label,
-                  {"label": det.label, "center": list(det.center), "size": list(det.size)})
-        out.observation(i, det, oid, "new", 1.0, None)
-        if config.promote_after <= 1:
-            out.event(EventKind.PROMOTED, oid, det.label, {"n_detections": 1})
+        data = {"label": det.label, "center": list(det.center), "size": list(det.size)}
+        ev = out.event(EventKind.APPEARED, oid, det.label, data)
+        fresh = new_object(ev)
+        after[oid] = _sighting(out, config, fresh, out.observation(i, det, oid, "new", 1.0, None),
+                               new=True, camera=cam)
         assignments.append(oid)
 
-    # 4. Looked and absent: objects the camera should have seen this scan but did not.
+    # 4. Looked and absent: objects the camera should have seen this scan, whose place it saw
+    #    through, and which no detection matched. Each is credited the time since the last
+    #    scan (at most ``miss_credit_max_s``); those whose absence passes the lost line are
+    #    LOST (EXPIRED if never promoted).
+    missed: tuple[int, ...] = ()
+    credit = 0.0
     if camera is not None:
-        seen = {oid for oid in assignments if oid is not None}
-        missed = missed_objects(state, camera, seen | lost_now)
-        if missed:
-            out.records[0] = replace(commit, missed=missed)
-    return Decision(out.records, tuple(assignments), rejected)
+        missed = places.missed(set(after) | lost_now | gone)
+        if missed and state.now is not None:
+            credit = min(max(0.0, t - state.now), config.miss_credit_max_s)
+        for oid in missed:
+            obj = objects[oid]
+            if obj.seen_camera and obj.absence_s + credit > config.lost_after_s:
+                absent = obj.absence_s + credit
+                _lose(out, config, obj, t, math.exp(-absent / config.tau_s), lost_now, gone)
+
+    # 5. Duplicates: a sighted identity and a live one with the same label, overlapping, never
+    #    seen together in one scan, are one thing: the younger is merged into the older.
+    index = {oid: i for i, oid in enumerate(assignments) if oid is not None}
+    together, close = _neighbours(state, config, detections, index, after, assoc)
+    merged = _merges(out, state, config, after, lost_now | gone, close) if close else {}
+    if missed or together:
+        out.records[0] = replace(commit, missed=missed, miss_credit_s=credit, together=together)
+    final = tuple(merged.get(a, a) if a is not None else None for a in assignments) \
+        if merged else tuple(assignments)
+    return Decision(out.records, final, rejected)
 
 
-def missed_objects(state: MemoryState, camera: Camera, exclude: set[int]) -> tuple[int, ...]:
-    """Ids of live objects within the camera's range whose centre was in view and not occluded
-    (per the depth image, when given), leaving out ``exclude``. Occluded and no-depth objects
-    are neutral: neither seen nor missed."""
-    candidates = [
-        oid for _, oid in state.grid.near(camera.position, camera.range_m)
-        if oid not in exclude and not state.objects[oid].lost
-    ]
-    if not candidates:
-        return ()
-    objects = state.objects
-    centers = np.array([objects[oid].center for oid in candidates], dtype=np.float64)
-    margins = np.array([0.1 + 0.5 * max(objects[oid].size) for oid in candidates])
-    states = visibility(camera, centers, margins)
-    return tuple(sorted(oid for oid, v in zip(candidates, states, strict=True)
-                        if v == Visibility.VISIBLE))
+def _lose(out: RecordWriter, config: TrackerConfig, obj: ObjectState, t: float,
+          confidence: float, lost_now: set[int], gone: set[int]) -> None:
+    if obj.promoted:
+        out.event(EventKind.LOST, obj.id, obj.label,
+                  {"last_seen": obj.last_seen, "confidence": confidence})
+        lost_now.add(obj.id)
+    else:
+        out.event(EventKind.EXPIRED, obj.id, obj.label,
+                  {"last_seen": obj.last_seen, "n_detections": obj.n_detections,
+                   "confidence": confidence})
+        gone.add(obj.id)
 
 
+# -- the camera --------------------------------------------------------------------------------
+class _PlaceCheck:
+    """What this scan's camera says about remembered places (computed on demand)."""
+
+    def __init__(self, state: MemoryState, config: TrackerConfig, camera: Camera | None) -> None:
+        self.state, self.config, self.camera = state, config, camera
+        self._cache: dict[int, int] = {}
+
+    def _states(self, oids: list[int], uncertainty_m: float = 0.008) -> list[int]:
+        objects = self.state.objects
+        centers = np.array([objects[o].center for o in oids], dtype=np.float64).reshape(-1, 3)
+        sizes = np.array([objects[o].size for o in oids], dtype=np.float64).reshape(-1, 3)
+        return place_states(self.camera, centers, sizes,  # type: ignore[arg-type]
+                            see_through_m=self.config.see_through_m,
+                            uncertainty_m=uncertainty_m).tolist()
+
+    def vacated(self, obj: ObjectState, dist: float) -> bool:
+        """Whether a far sighting may move the object at once: without a camera, or when a
+        camera saw its place empty since it was last seen, yes (the design's time-only model;
+        a move); with one, when it saw a promoted object's place empty (the
+        middle third of its box: its estimate may be off by a few centimetres), or did not
+        have it in view and the sighting is beyond the drift radius (re-identified elsewhere)
+        — not when the place was in view and not seen empty (occupied, occluded, too small for
+        the depth image) or, for a nearer sighting, out of view: that move waits for
+        consistent sightings."""
+        if self.camera is None or obj.n_missed:  # its place was seen empty since its last sighting
+            return True
+        if obj.id not in self._cache:  # a conservative look: only the box's middle third
+            self._cache[obj.id] = self._states([obj.id], uncertainty_m=math.inf)[0]
+        state = self._cache[obj.id]
+        if state == Place.OUT_OF_VIEW:  # near: an outlier at the edge of view; far: moved
+            return dist > self.config.drift_radius_m
+        # a tentative object's place is too uncertain for its emptiness to mean much
+        return obj.promoted and state in (Place.EMPTY, Place.IN_VIEW)
+
+    def missed(self, exclude: set[int]) -> tuple[int, ...]:
+        """Live objects wholly in view and range whose place the camera saw through (or, with
+        no depth image, simply had in view), leaving out ``exclude``. Occluded, no-depth and
+        occupied places are neutral."""
+        camera = self.camera
+        assert camera is not None
+        state = self.state
+        candidates = [oid for _, oid in state.grid.near(camera.position, camera.range_m)
+                      if oid not in exclude and not state.objects[oid].lost]
+        if not candidates:
+            return ()
+        states = self._states(candidates)
+        return tuple(sorted(oid for oid, s in zip(candidates, states, strict=True)
+                            if s in (Place.EMPTY, Place.IN_VIEW)))
+
+
+# -- records -----------------------------------------------------------------------------------
 class RecordWriter:
     """Builds one commit's records, numbering them from ``next_seq``."""
 
@@ -190,23 +306,32 @@ class RecordWriter:
 
 
 def _sighting(out: RecordWriter, config: TrackerConfig, obj: ObjectState,
-              obs: Observation) -> None:
-    """Events an accepted observation causes: PROMOTED, LABEL_CHANGED, MOVED."""
+              obs: Observation, new: bool = False, camera: bool = False) -> ObjectState:
+    """Events an accepted observation causes: PROMOTED, LABEL_CHANGED, MOVED. Returns the
+    object as it will be after the observation."""
     after = obj.copy()
     update_object(after, obs)
     oid = obj.id
-    if not after.promoted and after.n_detections >= config.promote_after:
+    need = min(config.promote_after, config.promote_after_camera) if camera \
+        else config.promote_after
+    if not after.promoted and after.n_detections >= need:
         out.event(EventKind.PROMOTED, oid, after.label, {"n_detections": after.n_detections})
+        after.promoted = True
+    if new:
+        return after
     voted = after.voted_label()
     if voted != after.label:
         out.event(EventKind.LABEL_CHANGED, oid, voted,
                   {"from": after.label, "to": voted,
                    "votes": dict(sorted(after.label_mass.items()))})
+        after.label = voted
     moved = math.dist(after.center, after.place)
     if moved > config.tight_radius_m:
         out.event(EventKind.MOVED, oid, voted,
                   {"from": list(after.place), "to": list(after.center), "distance_m": moved,
                    "size": list(after.size)})
+        after.place = after.center
+    return after
 
 
 def rejection_key(det: Detection, cell_m: float) -> str:
@@ -241,58 +366,429 @@ def _cosine(a: np.ndarray | None, b: np.ndarray | None) -> float | None:
     return float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b)))
 
 
-def _associate(
-    state: MemoryState,
-    config: TrackerConfig,
-    t: float,
-    detections: Sequence[Detection],
-    live: list[int],
-    lost_now: set[int],
-) -> dict[int, tuple[int, str, float]]:
-    """detection index -> (object id, tier, distance) for every matched detection."""
-    objects = state.objects
-    grid = state.grid
-    tight, drift = config.tight_radius_m, config.drift_radius_m
+def iou_3d(c1: Sequence[float], s1: Sequence[float], c2: Sequence[float],
+           s2: Sequence[float]) -> float:
+    """Intersection over union of two axis-aligned boxes (centres and extents, metres)."""
+    inter = 1.0
+    for k in range(3):
+        lo = max(c1[k] - s1[k] / 2, c2[k] - s2[k] / 2)
+        hi = min(c1[k] + s1[k] / 2, c2[k] + s2[k] / 2)
+        if hi <= lo:
+            return 0.0
+        inter *= hi - lo
+    union = s1[0] * s1[1] * s1[2] + s2[0] * s2[1] * s2[2] - inter
+    return inter / union if union > 0 else 0.0
 
-    def is_lost(obj: ObjectState) -> bool:
-        return obj.lost or obj.id in lost_now
 
-    def reacquirable(obj: ObjectState, det: Detection) -> bool:
-        lost_at = obj.lost_at if obj.lost and obj.lost_at is not None else t
-        age = t - lost_at
+def _label_share(obj: ObjectState, label: str) -> float:
+    """The share of the object's label mass held by ``label`` (its voted label: 1 if none)."""
+    mass = obj.label_mass
+    total = sum(mass.values())
+    if total <= 0:
+        return 1.0 if label == obj.label else 0.0
+    return mass.get(label, 0.0) / total
+
+
+# -- association -------------------------------------------------------------------------------
+class _Associator:
+    """Gates and costs (detection, object) pairs, and solves the assignment problems."""
+
+    def __init__(self, state: MemoryState, config: TrackerConfig, t: float,
+                 detections: Sequence[Detection], lost_now: set[int], gone: set[int]) -> None:
+        self.state, self.config, self.t = state, config, t
+        self.detections = detections
+        self.lost_now, self.gone = lost_now, gone
+        self.near: dict[int, list[tuple[float, int]]] = {}  # detection -> objects within drift
+
+    def _is_lost(self, obj: ObjectState) -> bool:
+        return obj.lost or obj.id in self.lost_now
+
+    def _reacquirable(self, obj: ObjectState, cos: float | None) -> bool:
+        config = self.config
+        lost_at = obj.lost_at if obj.lost and obj.lost_at is not None else self.t
+        age = self.t - lost_at
         if age <= config.reacquire_window_s:
             return True
-        cos = _cosine(obj.feature, det.feature)
-        return (
-            cos is not None
-            and cos >= config.feature_match_min
-            and age <= config.feature_reacquire_window_s
-        )
+        return cos is not None and cos >= config.feature_match_min and (
+            age <= config.feature_reacquire_window_s)
 
-    pairs: dict[str, list[tuple[float, int, int]]] = {tier: [] for tier in TIERS}
-    for i in live:
-        det = detections[i]
-        for d, oid in grid.near(det.center, drift):
+    def candidates(self, i: int, allow_lost: bool, skip: set[int]) -> list[_Pair]:
+        """Every (detection i, object) pair the tiers allow, leaving out the ids in ``skip``."""
+        config, det, objects = self.config, self.detections[i], self.state.objects
+        near = self.near.get(i)
+        if near is None:
+            near = self.near[i] = self.state.grid.near(det.center, config.drift_radius_m)
+        if not near:
+            return []
+        tight = config.tight_radius_m
+        fmin = config.feature_match_min
+        feature = det.feature
+        cosines: dict[int, float] = {}
+        best_oid, second = None, -2.0
+        if feature is not None:
+            norm = float(np.linalg.norm(feature))
+            best = -2.0
+            for _, oid in near:
+                f = objects[oid].feature
+                if f is not None and f.shape[0] == feature.shape[0]:
+                    c = cosines[oid] = float(np.dot(f, feature)) / norm
+                    if oid in skip:
+                        continue
+                    if c > best:
+                        best_oid, best, second = oid, c, best
+                    elif c > second:
+                        second = c
+        lost_now = self.lost_now
+        label, track = det.label, det.track_id
+        out = []
+        for d, oid in near:
             obj = objects[oid]
-            lost = is_lost(obj)
-            if det.track_id is not None and det.track_id == obj.track_id and (
-                not lost or reacquirable(obj, det)
-            ):
-                pairs["track"].append((d, i, oid))
-            if not lost:
-                if d <= tight:
-                    pairs["tight"].append((d, i, oid))
-                elif obj.label == det.label:
-                    pairs["drift"].append((d, i, oid))
-            elif (d <= tight or obj.label == det.label) and reacquirable(obj, det):
-                pairs["reacquire"].append((d, i, oid))
-
-    match: dict[int, tuple[int, str, float]] = {}
-    taken: set[int] = set()
-    for tier in TIERS:
-        for d, i, oid in sorted(pairs[tier]):
-            if i in match or oid in taken:
+            label_ok = label == obj.label
+            same_track = track is not None and track == obj.track_id
+            if not (label_ok or d <= tight or same_track or cosines):
+                continue  # the common case: a neighbour of another kind, out of reach
+            if skip and oid in skip:
                 continue
-            match[i] = (oid, tier, d)
+            lost = obj.lost or (oid in lost_now if lost_now else False)
+            if lost and not allow_lost:
+                continue
+            cos = cosines.get(oid)
+            looks_like = (cos is not None and oid == best_oid
+                          and cos >= fmin + (0.0 if label_ok else config.feature_label_strict)
+                          and cos - second >= config.feature_margin)
+            unlike = cos is not None and cos < fmin and not same_track
+            if lost:
+                if unlike or not self._reacquirable(obj, cos):
+                    continue
+                if not (same_track or d <= tight or label_ok or looks_like):
+                    continue
+                tier = "track" if same_track else "reacquire"
+            elif same_track:
+                tier = "track"
+            elif unlike:  # both have embeddings, and they say it is another thing
+                continue
+            elif d <= tight:
+                tier = "tight"
+            elif label_ok or looks_like:
+                tier = "drift"
+            else:
+                continue
+            out.append((oid, tier, d, cos, same_track, lost))
+        return out
+
+    def cost(self, i: int, pair: _Pair) -> float:
+        """The cost of a pair: lower is better (see the weights at the top of the module)."""
+        oid, _, dist, cos, same_track, lost = pair
+        det, obj = self.detections[i], self.state.objects[oid]
+        cost = dist / self.config.drift_radius_m
+        cost += W_IOU * (1.0 - iou_3d(det.center, det.size, obj.center, obj.size))
+        cost += W_LABEL * (1.0 - _label_share(obj, det.label))
+        if cos is not None:
+            cost += W_FEATURE * (1.0 - cos)
+        if same_track:
+            cost -= TRACK_BONUS
+        if lost:
+            cost += LOST_PENALTY
+        return cost
+
+    def solve(self, rows: list[int], *, allow_lost: bool, exclude: set[int]
+              ) -> dict[int, _Match]:
+        """Minimum-cost one-to-one matching of detections ``rows`` to the objects the tiers
+        allow them, solved per connected component (costs are only computed where there is a
+        choice)."""
+        if not rows:
+            return {}
+        skip = exclude | self.gone
+        pairs = {i: self.candidates(i, allow_lost, skip) for i in rows}
+        # the common case: no detection has a choice and no object is wanted twice
+        if all(len(p) <= 1 for p in pairs.values()):
+            wanted = [p[0][0] for p in pairs.values() if p]
+            if len(wanted) == len(set(wanted)):
+                return {i: p[0][:3] for i, p in pairs.items() if p}
+        # connected components over shared candidate objects (union-find on detections)
+        parent = {i: i for i in rows}
+
+        def find(i: int) -> int:
+            while parent[i] != i:
+                parent[i] = parent[parent[i]]
+                i = parent[i]
+            return i
+
+        owner: dict[int, int] = {}
+        for i in rows:
+            for p in pairs[i]:
+                j = owner.setdefault(p[0], i)
+                if j != i:
+                    a, b = find(i), find(j)
+                    if a != b:
+                        parent[max(a, b)] = min(a, b)
+        groups: dict[int, list[int]] = {}
+        for i in rows:
+            if pairs[i]:
+                groups.setdefault(find(i), []).append(i)
+        match: dict[int, _Match] = {}
+        for members in groups.values():
+            if len(members) == 1:
+                i = members[0]
+                options = pairs[i]
+                if len(options) == 1:
+                    p = options[0]
+                else:
+                    p = min(options, key=lambda q: (self.cost(i, q), q[0]))
+                match[i] = p[:3]
+                continue
+            costed = {i: [(self.cost(i, p), p) for p in pairs[i]] for i in members}
+            match.update(_assign(members, costed))
+        return match
+
+    def by_appearance(self, rows: list[int], exclude: set[int]) -> dict[int, _Match]:
+        """Detections left unmatched whose embedding clearly picks out one remembered object
+        anywhere (moved out of the drift radius while unwatched, or lost within the feature
+        window): cosine >= ``feature_match_min + feature_label_strict``, ``feature_margin``
+        above every other object, and a label the object was seen under."""
+        config, objects = self.config, self.state.objects
+        rows = [i for i in rows if self.detections[i].feature is not None]
+        if not rows:
+            return {}
+        ids = sorted(oid for oid, o in objects.items()
+                     if o.feature is not None and oid not in exclude and oid not in self.gone
+                     and (not self._is_lost(o) or self._reacquirable(o, 1.0)))
+        if not ids:
+            return {}
+        dim = objects[ids[0]].feature.shape[0]  # type: ignore[union-attr]
+        ids = [oid for oid in ids if objects[oid].feature.shape[0] == dim]  # type: ignore[union-attr]
+        mat = np.stack([objects[oid].feature for oid in ids])  # type: ignore[misc]
+        match: dict[int, _Match] = {}
+        taken: set[int] = set()
+        need = config.feature_match_min + config.feature_label_strict
+        for i in rows:
+            det = self.detections[i]
+            f = det.feature
+            if f is None or f.shape[0] != dim:
+                continue
+            cos = mat @ (np.asarray(f, dtype=np.float64) / np.linalg.norm(f))
+            order = np.argsort(-cos, kind="stable")
+            k = int(order[0])
+            best = float(cos[k])
+            second = float(cos[order[1]]) if len(order) > 1 else -1.0
+            oid = ids[k]
+            obj = objects[oid]
+            if (best < need or best - second < config.feature_margin or oid in taken
+                    or (det.label not in obj.label_mass and det.label != obj.label)):
+                continue
             taken.add(oid)
-    return match
+            tier = "reacquire" if self._is_lost(obj) else "appearance"
+            match[i] = (oid, tier, math.dist(det.center, obj.center))
+        return match
+
+
+def _assign(members: list[int], pairs: dict[int, list[tuple[float, _Pair]]]
+            ) -> dict[int, _Match]:
+    """One component: a rectangular assignment with a 'stay unmatched' column per detection."""
+    from scipy.optimize import linear_sum_assignment
+
+    oids = sorted({p[0] for i in members for _, p in pairs[i]})
+    col = {oid: k for k, oid in enumerate(oids)}
+    n, m = len(members), len(oids)
+    cost = np.full((n, m + n), 1e9)
+    info: dict[tuple[int, int], _Pair] = {}
+    for r, i in enumerate(members):
+        cost[r, m + r] = UNMATCHED
+        for c, p in pairs[i]:
+            cost[r, col[p[0]]] = c
+            info[(r, col[p[0]])] = p
+    rows, cols = linear_sum_assignment(cost)
+    out = {}
+    for r, k in zip(rows.tolist(), cols.tolist(), strict=True):
+        if k < m and (r, k) in info:
+            out[members[r]] = info[(r, k)][:3]
+    return out
+
+
+# -- position ----------------------------------------------------------------------------------
+def _too_big(det: Detection, obj: ObjectState, ratio: float) -> bool:
+    """The detection's box is more than ``ratio`` times the object's usual size on an axis."""
+    d, s = det.size, obj.size
+    return (d[0] > ratio * max(s[0], 0.02) or d[1] > ratio * max(s[1], 0.02)
+            or d[2] > ratio * max(s[2], 0.02))
+
+
+def _weight(config: TrackerConfig, t: float, i: int, det: Detection, obj: ObjectState,
+            dist: float, lost: bool, assoc: _Associator, places: _PlaceCheck
+            ) -> tuple[float, bool]:
+    """(weight, split): how far the object's position moves toward this sighting, and whether
+    it instead splits off a new identity.
+
+    Near sightings (within the tight radius) are smoothed in; a far one jumps (the object
+    moved). Either is held instead (weight 0: it refreshes the object without moving it) when
+    it is suspect — a box far larger than the object's usual size, a live same-label object
+    nearer to it, (with a camera) a place that was in view and not seen empty, or sightings
+    held lately (it either joins them, or disagrees with them). Only promoted objects are
+    judged so (a tentative one's place is too uncertain), and only sightings more than half
+    the tight radius away (the scatter of one thing seen again is smoothed in) — except that
+    a far sighting of a tentative object seen by a camera is held too.
+
+    The ``move_confirm_after``-th consistent held sighting (within half the tight radius of
+    the others: the spread of one thing seen again, not of outliers scattered around it)
+    confirms the move, or, when the object was also seen at its place meanwhile and the held
+    cluster is more than the tight radius away from it (two far-apart clusters), splits off a
+    new identity."""
+    ema = max(config.position_alpha, 1.0 / (obj.n_detections + 1))
+    tight = config.tight_radius_m
+    if lost:
+        return (1.0 if dist > tight else ema), False
+    big = obj.promoted and _too_big(det, obj, config.suspect_size_ratio)
+    near = dist <= tight
+    if dist <= tight / 2 or (near and (not obj.promoted or places.camera is None)):
+        return (0.0 if big else ema), False
+    recent = [h for h in obj.held if t - h[0] <= config.held_window_s]
+    cluster = [h for h in recent if math.dist(h[1:4], det.center) <= tight / 2]
+    suspect = ((obj.promoted and (big or _nearer_twin(i, obj, dist, assoc)))
+               or not places.vacated(obj, dist)
+               or bool(recent))  # sightings held lately: this one joins them or disagrees
+    if not suspect:
+        return (ema if near else 1.0), False
+    if len(cluster) + 1 < config.move_confirm_after:
+        return 0.0, False
+    # also seen at its place meanwhile, and the two clusters far apart: two things
+    if obj.n_detections > min(h[9] for h in cluster) and math.dist(
+            [sum(h[1 + k] for h in cluster) / len(cluster) for k in range(3)],
+            obj.center) > tight:
+        return 0.0, True
+    return 1.0, False
+
+
+def _nearer_twin(i: int, obj: ObjectState, dist: float, assoc: _Associator) -> bool:
+    """A live object with the object's label is nearer to detection ``i`` than the object."""
+    objects = assoc.state.objects
+    for d, oid in assoc.near.get(i, []):
+        if d >= dist:
+            return False
+        other = objects[oid]
+        if oid != obj.id and other.label == obj.label and not assoc._is_lost(other):
+            return True
+    return False
+
+
+def _split(out: RecordWriter, config: TrackerConfig, t: float, index: int, det: Detection,
+           obj: ObjectState, nid: int, after: dict[int, ObjectState], cam: bool) -> None:
+    """The held sightings near ``det`` and ``det`` itself become a new identity ``nid``."""
+    tight = config.tight_radius_m
+    cluster = [h for h in obj.held if t - h[0] <= config.held_window_s
+               and math.dist(h[1:4], det.center) <= tight / 2]
+    n = len(cluster)
+    mass: dict[str, float] = {}
+    for h in cluster:
+        mass[h[7]] = mass.get(h[7], 0.0) + h[8]
+    top = max(mass.values())
+    label = min(lab for lab, m in mass.items() if m == top)
+    center = [sum(h[1 + k] for h in cluster) / n for k in range(3)]
+    size = [sum(h[4 + k] for h in cluster) / n for k in range(3)]
+    out.event(EventKind.SPLIT, obj.id, obj.label,
+              {"into": nid, "n_held": n, "center": center})
+    ev = out.event(EventKind.APPEARED, nid, label, {
+        "label": label, "center": center, "size": size, "split_from": obj.id,
+        "label_mass": dict(sorted(mass.items())), "n_detections": n,
+        "first_seen": min(h[0] for h in cluster)})
+    fresh = new_object(ev)
+    obs = out.observation(index, det, nid, "split", 1.0 / (n + 1), None)
+    after[nid] = _sighting(out, config, fresh, obs, camera=cam)
+
+
+# -- duplicates --------------------------------------------------------------------------------
+def _merges(out: RecordWriter, state: MemoryState, config: TrackerConfig,
+            after: dict[int, ObjectState], dead: set[int], close: dict[int, list[int]]
+            ) -> dict[int, int]:
+    """Two identities whose boxes overlap and that were never seen together in one scan cannot
+    both be right. Looking alike (or no embeddings) with the same voted label, they are one
+    thing: MERGED into the older. Looking different (embeddings), the one sighted in this scan
+    (promoted) has taken the other's place: that one is LOST (EXPIRED if never promoted).
+    Returns absorbed id -> survivor id."""
+    objects = state.objects
+    merged: dict[int, int] = {}
+    touched: set[int] = set()  # merged this scan, either side
+    for oid in sorted(close):
+        if oid not in objects or oid in dead or oid in touched:
+            continue
+        a = after[oid]
+        if a.lost:
+            continue
+        for other_id in close[oid]:
+            if math.dist(a.center, objects[other_id].center) > config.tight_radius_m:
+                continue
+            if other_id in dead or other_id in touched:
+                continue
+            b = objects[other_id]
+            if b.lost or other_id in a.together or oid in b.together:
+                continue
+            if iou_3d(a.center, a.size, b.center, b.size) < config.merge_min_iou:
+                continue
+            cos = _cosine(a.feature, b.feature)
+            if cos is not None and cos < config.feature_match_min:
+                # another thing now stands where b was: b was taken away (replaced)
+                if a.promoted:
+                    conf = b.confidence(out.commit.t, config.tau_s, config.tau_unseen_s)
+                    if b.promoted:
+                        out.event(EventKind.LOST, b.id, b.label,
+                                  {"last_seen": b.last_seen, "confidence": conf,
+                                   "replaced_by": a.id})
+                    else:
+                        out.event(EventKind.EXPIRED, b.id, b.label,
+                                  {"last_seen": b.last_seen, "n_detections": b.n_detections,
+                                   "confidence": conf, "replaced_by": a.id})
+                    dead.add(b.id)
+                continue
+            if b.label != a.label:
+                continue
+            older, younger = sorted((a, b), key=lambda o: (o.first_seen, o.id))
+            newer = a  # the one seen in this scan gives the place
+            mass = dict(older.label_mass)
+            for lab, m in younger.label_mass.items():
+                mass[lab] = mass.get(lab, 0.0) + m
+            probe = older.copy()
+            probe.label_mass = mass
+            probe.pinned_label = older.pinned_label or younger.pinned_label
+            label = probe.voted_label()
+            out.event(EventKind.MERGED, older.id, label, {
+                "absorbed": younger.id, "center": list(newer.center), "size": list(newer.size),
+                "label_mass": dict(sorted(mass.items())),
+                "n_detections": older.n_detections + younger.n_detections,
+                "label": label, "distance_m": math.dist(a.center, b.center),
+            })
+            merged[younger.id] = older.id
+            touched.update((oid, other_id))
+            break
+    return merged
+
+
+def _neighbours(state: MemoryState, config: TrackerConfig, detections: Sequence[Detection],
+               index: dict[int, int], after: dict[int, ObjectState], assoc: _Associator
+               ) -> tuple[tuple[tuple[int, int], ...], dict[int, list[int]]]:
+    """For the objects sighted in this scan (``index``: id -> detection), within twice the
+    tight radius of their detection: the pairs both sighted (two things, never to be merged,
+    left out when already known), and per sighted object the live ones not sighted (possible
+    duplicates). Looked up in the detections' neighbour lists (drift radius, nearest first)."""
+    radius = 2 * config.tight_radius_m
+    objects = state.objects
+    pairs = set()
+    close: dict[int, list[int]] = {}
+    near = assoc.near
+    for oid, i in index.items():
+        for d, other in near.get(i, ()):
+            if d > radius:
+                break
+            if other == oid:
+                continue
+            if other in index:
+                pairs.add((oid, other) if oid < other else (other, oid))
+            elif other not in after:
+                close.setdefault(oid, []).append(other)
+    fresh = [oid for oid in index if oid not in objects]  # created in this scan
+    for oid in fresh:
+        here = detections[index[oid]].center
+        for other, j in index.items():
+            if other != oid and math.dist(here, detections[j].center) <= radius:
+                pairs.add((oid, other) if oid < other else (other, oid))
+    together = tuple(sorted(p for p in pairs
+                            if not (p[0] in objects and p[1] in objects[p[0]].together)))
+    return together, close

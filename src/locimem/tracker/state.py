@@ -19,6 +19,8 @@ from locimem.scene.state import SceneState
 
 Vec3 = tuple[float, float, float]
 Quat = tuple[float, float, float, float]
+Held = tuple[float, float, float, float, float, float, float, str, float, int]
+HELD_MAX = 8  # held sightings kept per object (the oldest is dropped first)
 
 
 @dataclass(slots=True)
@@ -46,6 +48,16 @@ class ObjectState:
     n_missed: int = 0  # scans since the last sighting in which the camera looked and missed it
     place_size: Vec3 = (0.0, 0.0, 0.0)  # the size it had when it settled at ``place``
     place_t: float = 0.0  # when it settled there
+    # Belief (see docs/architecture.md, "Belief"): was the last sighting in a scan with a
+    # camera (visibility-aware model) or without (time-only model); and the seconds of
+    # looked-and-absent time credited to it since (the commits' ``missed`` lists).
+    seen_camera: bool = False
+    absence_s: float = 0.0
+    # Sightings held back from the position (weight 0): (t, x, y, z, sx, sy, sz, label,
+    # confidence, n_detections when held), oldest first, at most ``HELD_MAX``.
+    held: list[Held] = field(default_factory=list)
+    together: set[int] = field(default_factory=set)  # ids seen beside it in one scan
+    merged_from: list[int] = field(default_factory=list)  # identities merged into this one
 
     def copy(self) -> ObjectState:
         return ObjectState(
@@ -53,7 +65,10 @@ class ObjectState:
             self.last_seen, dict(self.label_mass), self.n_detections, self.promoted, self.lost,
             self.lost_at, self.track_id, self.orientation, self.feature, self.n_features,
             self.pinned_label, dict(self.attributes), self.n_missed, self.place_size,
-            self.place_t,
+            self.place_t, self.seen_camera, self.absence_s,
+            list(self.held) if self.held else [],
+            set(self.together) if self.together else set(),
+            list(self.merged_from) if self.merged_from else [],
         )
 
     def voted_label(self) -> str:
@@ -69,9 +84,24 @@ class ObjectState:
             return self.label
         return min(label for label, mass in self.label_mass.items() if mass == top)
 
-    def confidence(self, now: float, tau_s: float) -> float:
-        """Belief that the object is still there: exp(-(now - last_seen) / tau)."""
-        return math.exp(-max(0.0, now - self.last_seen) / tau_s)
+    def absence(self, now: float) -> float:
+        """Seconds of evidence of absence since the last sighting: all of the time since
+        (time-only model, last seen without a camera), or the looked-and-absent time credited
+        by the commits' ``missed`` lists (visibility-aware model)."""
+        if not self.seen_camera:
+            return max(0.0, now - self.last_seen)
+        return self.absence_s
+
+    def confidence(self, now: float, tau_s: float, tau_unseen_s: float = math.inf) -> float:
+        """Belief that the object is still there (docs/architecture.md, "Belief"):
+        ``exp(-A / tau_s - U / tau_unseen_s)`` with ``A`` the absence (:meth:`absence`) and
+        ``U`` the rest of the time since the last sighting (out of view, occluded, unknown)."""
+        elapsed = max(0.0, now - self.last_seen)
+        absent = self.absence(now)
+        unseen = max(0.0, elapsed - absent)
+        if unseen and tau_unseen_s != math.inf:
+            return math.exp(-absent / tau_s - unseen / tau_unseen_s)
+        return math.exp(-absent / tau_s)
 
     def to_dict(self) -> dict[str, Any]:
         """A plain, comparable form (features as lists) — used by tests and exports."""
@@ -97,6 +127,11 @@ class ObjectState:
             "n_missed": self.n_missed,
             "place_size": list(self.place_size),
             "place_t": self.place_t,
+            "seen_camera": self.seen_camera,
+            "absence_s": self.absence_s,
+            "held": [list(h) for h in self.held],
+            "together": sorted(self.together),
+            "merged_from": list(self.merged_from),
         }
 
     @classmethod
@@ -112,6 +147,9 @@ class ObjectState:
             n_features=d["n_features"], pinned_label=d.get("pinned_label"),
             attributes=dict(d.get("attributes", {})), n_missed=d.get("n_missed", 0),
             place_size=tuple(d["place_size"]), place_t=d["place_t"],
+            seen_camera=d.get("seen_camera", False), absence_s=d.get("absence_s", 0.0),
+            held=[tuple(h) for h in d.get("held", [])],  # type: ignore[misc]
+            together=set(d.get("together", [])), merged_from=list(d.get("merged_from", [])),
         )
 
 
@@ -175,7 +213,10 @@ class MemoryState:
         self.grid = SpatialGrid(grid_cell_m)
         self.tomb_grid = SpatialGrid(grid_cell_m)
         self.scene = SceneState()
-        # loss queue: (deadline, id) for objects not lost; stale entries are refreshed lazily
+        # whether the commit being applied came with a camera (set by apply at each commit)
+        self.camera_commit = False
+        # loss queue: (deadline, id) for objects not lost whose belief is time-only (last seen
+        # without a camera); stale entries are refreshed lazily
         self._loss_queue: list[tuple[float, int]] = []
 
     # -- indexes -----------------------------------------------------------------------------
@@ -183,7 +224,8 @@ class MemoryState:
         self.grid.set(obj.id, obj.center)
 
     def schedule_loss(self, obj: ObjectState, lost_after_s: float) -> None:
-        heapq.heappush(self._loss_queue, (obj.last_seen + lost_after_s, obj.id))
+        if not obj.seen_camera:
+            heapq.heappush(self._loss_queue, (obj.last_seen + lost_after_s, obj.id))
 
     def rebuild_indexes(self, lost_after_s: float) -> None:
         self.grid = SpatialGrid(self.grid.cell_m)
@@ -194,21 +236,24 @@ class MemoryState:
             self.tomb_grid.set(oid, tomb.obj.center)
         self.scene.rebuild(self.objects.values())
         self._loss_queue = [
-            (o.last_seen + lost_after_s, o.id) for o in self.objects.values() if not o.lost
+            (o.last_seen + lost_after_s, o.id) for o in self.objects.values()
+            if not o.lost and not o.seen_camera
         ]
         heapq.heapify(self._loss_queue)
 
     def due_for_loss(self, t: float, lost_after_s: float) -> list[int]:
-        """Ids of objects (not lost) unseen for more than ``lost_after_s`` at time ``t``, in
-        ascending order. Only touches queue entries that are due, and leaves the queue valid
-        whatever the caller then does (due ids are dropped once they are marked lost)."""
+        """Ids of objects (not lost, time-only belief) unseen for more than ``lost_after_s`` at
+        time ``t``, in ascending order. Only touches queue entries that are due, and leaves the
+        queue valid whatever the caller then does (due ids are dropped once they are marked
+        lost; objects last seen with a camera are dropped: their loss is decided from the
+        absence credited to them, not from time)."""
         queue = self._loss_queue
         due: list[int] = []
         requeue: list[tuple[float, int]] = []
         while queue and queue[0][0] < t:
             _, oid = heapq.heappop(queue)
             obj = self.objects.get(oid)
-            if obj is None or obj.lost:
+            if obj is None or obj.lost or obj.seen_camera:
                 continue
             deadline = obj.last_seen + lost_after_s
             if deadline < t:

@@ -1,0 +1,168 @@
+"""Objects as safe, compact facts: what the tools return and what answers are built from.
+
+Every string in a fact is cleaned (:func:`locimem.agent.safety.clean`); every fact carries
+the object's id so a model can cite it; sentences are worded by the one hedging policy
+(:mod:`locimem.query.hedge`), so only a confirmed object is said to *be* somewhere.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import TYPE_CHECKING, Any
+
+from locimem.agent.safety import clean
+from locimem.model import ObjectStatus, TrackedObject
+from locimem.query.hedge import CONFIDENCE_WORDS, ago, hedged_sentence, place_text
+
+if TYPE_CHECKING:
+    from locimem.query.reader import MemoryReader, RelationInfo
+
+__all__ = ["SUPPORT_RELATIONS", "change_summary", "net_changes", "object_fact", "place_phrase",
+           "safe_sentence", "support_of", "word_of"]
+
+SUPPORT_RELATIONS = ("on", "in")  # what an object rests on or sits in: its parent in the tree
+LABEL_CHARS = 80
+NAME_CHARS = 64
+
+
+def word_of(status: ObjectStatus) -> str:
+    """The confidence word for a trust state (``confirmed``, ``unconfirmed``, …)."""
+    return CONFIDENCE_WORDS.get(status, status.value)
+
+
+def _round3(v: tuple[float, float, float]) -> list[float]:
+    return [round(float(x), 2) for x in v]
+
+
+def support_of(reader: MemoryReader, object_id: int,
+               relations: tuple[str, ...] = SUPPORT_RELATIONS) -> RelationInfo | None:
+    """The strongest relation among ``relations`` in which the object is the subject
+    ("#4 on #8"), or None."""
+    for r in reader.relations(object_id):  # strongest first
+        if r.subject == object_id and r.relation in relations and r.object != object_id:
+            return r
+    return None
+
+
+def place_phrase(reader: MemoryReader, obj: TrackedObject) -> str:
+    """Where the object is, in words: "on the table (#8) in the kitchen", or its coordinates."""
+    parts = []
+    r = support_of(reader, obj.id, ("on", "in", "under"))
+    if r is not None:
+        other = reader.get(r.object)
+        parts.append(f"{r.relation} the {clean(other.label, LABEL_CHARS)} (#{other.id})")
+    room = reader.room_of(obj.id)
+    if room is not None:
+        parts.append(f"in the {clean(room, NAME_CHARS)}")
+    if not parts:
+        parts.append(f"at {place_text(obj.center)}")
+    return " ".join(parts)
+
+
+def safe_sentence(reader: MemoryReader, obj: TrackedObject, where: str | None = None) -> str:
+    """One hedged sentence about ``obj`` with a cleaned label; ``where`` defaults to
+    :func:`place_phrase`."""
+    named = dataclasses.replace(obj, label=clean(obj.label, LABEL_CHARS))
+    now = reader.now if reader.now is not None else obj.last_seen
+    return hedged_sentence(named, obj.status, now,  # type: ignore[arg-type]
+                           where=where if where is not None else place_phrase(reader, obj))
+
+
+def object_fact(reader: MemoryReader, obj: TrackedObject, *, detail: bool = False,
+                room: bool = True) -> dict[str, Any]:
+    """A JSON-ready, cleaned summary of one object. ``detail`` adds what it rests on, its
+    level, size, label votes, attributes and counts."""
+    now = reader.now if reader.now is not None else obj.last_seen
+    fact: dict[str, Any] = {
+        "id": obj.id,
+        "label": clean(obj.label, LABEL_CHARS),
+        "status": obj.status.value,
+        "word": word_of(obj.status),
+        "confidence": round(float(obj.confidence), 2),
+        "at_m": _round3(obj.center),
+        "last_seen_t": round(float(obj.last_seen), 1),
+        "last_seen": ago(max(0.0, now - obj.last_seen)),
+    }
+    if room:
+        name = reader.room_of(obj.id)
+        fact["room"] = None if name is None else clean(name, NAME_CHARS)
+    if obj.lost_at is not None:
+        fact["lost_at_t"] = round(float(obj.lost_at), 1)
+    if detail:
+        r = support_of(reader, obj.id, ("on", "in", "under"))
+        fact["support"] = None if r is None else {
+            "relation": r.relation, "id": r.object,
+            "label": clean(reader.get(r.object).label, LABEL_CHARS)}
+        fact["level"] = reader.level_of(obj.id)
+        fact["size_m"] = _round3(obj.size)
+        fact["first_seen_t"] = round(float(obj.first_seen), 1)
+        fact["n_detections"] = int(obj.n_detections)
+        fact["label_votes"] = {clean(k, LABEL_CHARS): round(float(v), 2)
+                               for k, v in list(obj.label_votes.items())[:5]}
+        fact["attributes"] = {clean(k, 32): (clean(v, 80) if isinstance(v, str) else v)
+                              for k, v in list(obj.attributes.items())[:10]}
+        if obj.corrected_label is not None:
+            fact["corrected_label"] = clean(obj.corrected_label, LABEL_CHARS)
+    return fact
+
+
+def change_summary(c: Any) -> dict[str, Any]:
+    """One object's changes (:class:`~locimem.query.temporal.ObjectChanges`) as a fact."""
+    words = [clean(w, 120) for w in dict.fromkeys(c.changes)]
+    return {"id": c.object_id, "label": clean(c.label, LABEL_CHARS), "changes": words[:12],
+            "first_t": round(float(c.first_t), 1), "last_t": round(float(c.last_t), 1)}
+
+
+MOVE_M = 0.2  # a net displacement below this is not a move (the tracker's tight radius)
+
+
+def net_changes(reader: MemoryReader, since: float, changes: list[Any]) -> list[dict[str, Any]]:
+    """What differs between the memory at ``since`` and now, for each object the events
+    since then touched (``changes``: :class:`~locimem.query.temporal.ObjectChanges`): the
+    change facts of :func:`change_summary` with a ``net`` list of words — ``appeared``,
+    ``reacquired`` (lost then, here now), ``lost``, ``may be gone`` (doubted now),
+    ``moved`` (more than 0.2 m from where it was), ``relabelled (was …)``, ``now on #8
+    table`` / ``no longer on #8 table``. An object that moved away and back, or appeared
+    and was lost again, has an empty ``net``."""
+    if not changes:
+        return []
+    then = reader.as_of(since)
+    out = []
+    for c in changes:
+        fact = change_summary(c)
+        try:
+            cur = reader.get(c.object_id)
+        except LookupError:
+            continue
+        try:
+            prev = then.get(c.object_id)
+        except LookupError:
+            prev = None
+        was = prev is not None and prev.status is not ObjectStatus.LOST
+        now_here = cur.status is not ObjectStatus.LOST
+        net: list[str] = []
+        if not was and now_here:
+            net.append("reacquired" if prev is not None else "appeared")
+        elif was and not now_here:
+            net.append("lost")
+        elif was and now_here:
+            if cur.status is ObjectStatus.DOUBTED and prev.status is not ObjectStatus.DOUBTED:
+                net.append("may be gone")
+            if math.dist(prev.center, cur.center) > MOVE_M:
+                net.append("moved")
+            if prev.label != cur.label:
+                net.append(f"relabelled (was {clean(prev.label, LABEL_CHARS)})")
+        if now_here:
+            before = support_of(then, c.object_id) if prev is not None else None
+            after = support_of(reader, c.object_id)
+            b = None if before is None else (before.relation, before.object)
+            a = None if after is None else (after.relation, after.object)
+            if a != b:
+                if a is not None:
+                    net.append(f"now {a[0]} #{a[1]} {clean(reader.get(a[1]).label, 40)}")
+                elif b is not None:
+                    net.append(f"no longer {b[0]} #{b[1]} {clean(then.get(b[1]).label, 40)}")
+        fact["net"] = net
+        out.append(fact)
+    return out

@@ -160,6 +160,8 @@ def _apply_event(state: MemoryState, ev: Event, lost_after_s: float) -> None:
     obj = state.objects[ev.object_id]
     if kind is EventKind.PROMOTED:
         obj.promoted = True
+        if "to" in data:  # the settled box, refined from the averaged sightings
+            _settle(obj, data, ev.t)
         _reindex(state, obj)
     elif kind is EventKind.LABEL_CHANGED:
         obj.label = data["to"]

@@ -315,8 +315,12 @@ def _sighting(out: RecordWriter, config: TrackerConfig, obj: ObjectState,
     need = min(config.promote_after, config.promote_after_camera) if camera \
         else config.promote_after
     if not after.promoted and after.n_detections >= need:
-        out.event(EventKind.PROMOTED, oid, after.label, {"n_detections": after.n_detections})
+        # it settles where the averaged sightings put it, not where the first one did
+        out.event(EventKind.PROMOTED, oid, after.label,
+                  {"n_detections": after.n_detections, "to": list(after.center),
+                   "size": list(after.size)})
         after.promoted = True
+        after.place, after.place_size = after.center, after.size
     if new:
         return after
     voted = after.voted_label()

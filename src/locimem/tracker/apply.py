@@ -85,7 +85,7 @@ def apply(state: MemoryState, record: Record, lost_after_s: float) -> None:
             state.schedule_loss(obj, lost_after_s)
         if record.feature is not None and state.feature_dim is None:
             state.feature_dim = int(record.feature.shape[0])
-        state.grid.set(obj.id, obj.center)
+        state.place_object(obj)
         return
     if isinstance(record, Event):
         state.next_seq = max(state.next_seq, record.seq + 1)
@@ -147,14 +147,14 @@ def _apply_event(state: MemoryState, ev: Event, lost_after_s: float) -> None:
         obj.lost = False
         obj.lost_at = None
         state.objects[obj.id] = obj
-        state.grid.set(obj.id, obj.center)
+        state.place_object(obj)
         state.schedule_loss(obj, lost_after_s)
         return
     if kind is EventKind.APPEARED:
         obj = new_object(ev)
         state.objects[obj.id] = obj
         state.next_object_id = max(state.next_object_id, obj.id + 1)
-        state.grid.set(obj.id, obj.center)
+        state.place_object(obj)
         state.schedule_loss(obj, lost_after_s)
         return
     obj = state.objects[ev.object_id]
@@ -190,7 +190,7 @@ def _apply_event(state: MemoryState, ev: Event, lost_after_s: float) -> None:
         obj.together.add(data["into"])
     elif kind is EventKind.FORGOTTEN:
         del state.objects[obj.id]
-        state.grid.remove(obj.id)
+        state.unplace_object(obj.id)
         state.scene.remove(obj.id)
         state.tombstones[obj.id] = TombstoneState(obj, ev.t, data["actor"], data["reason"])
         state.tomb_grid.set(obj.id, obj.center)
@@ -223,7 +223,7 @@ def new_object(ev: Event) -> ObjectState:
 def _drop(state: MemoryState, oid: int) -> None:
     """Remove an identity from the live state (expired, or merged into another)."""
     del state.objects[oid]
-    state.grid.remove(oid)
+    state.unplace_object(oid)
     state.scene.remove(oid)
 
 
@@ -261,7 +261,7 @@ def _apply_merge(state: MemoryState, obj: ObjectState, data: dict, lost_after_s:
     if data.get("label") is not None:
         obj.label = data["label"]
     _drop(state, gone.id)
-    state.grid.set(obj.id, obj.center)
+    state.place_object(obj)
     state.schedule_loss(obj, lost_after_s)
     _reindex(state, obj)
 
@@ -290,7 +290,7 @@ def _apply_correction(state: MemoryState, obj: ObjectState, data: dict, t: float
     elif field == "center":
         obj.center = tuple(data["to"])  # type: ignore[assignment]
         _settle(obj, data, t)
-        state.grid.set(obj.id, obj.center)
+        state.place_object(obj)
     elif field == "attributes":
         obj.attributes.update(data.get("set", {}))
         for key in data.get("removed", []):

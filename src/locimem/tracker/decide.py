@@ -551,17 +551,17 @@ class _Associator:
         window): cosine >= ``feature_match_min + feature_label_strict``, ``feature_margin``
         above every other object, and a label the object was seen under."""
         config, objects = self.config, self.state.objects
+        features = self.state.features
+        dim = features.dim
         rows = [i for i in rows if self.detections[i].feature is not None]
-        if not rows:
+        if not rows or dim is None:
             return {}
-        ids = sorted(oid for oid, o in objects.items()
-                     if o.feature is not None and oid not in exclude and oid not in self.gone
-                     and (not self._is_lost(o) or self._reacquirable(o, 1.0)))
-        if not ids:
-            return {}
-        dim = objects[ids[0]].feature.shape[0]  # type: ignore[union-attr]
-        ids = [oid for oid in ids if objects[oid].feature.shape[0] == dim]  # type: ignore[union-attr]
-        mat = np.stack([objects[oid].feature for oid in ids])  # type: ignore[misc]
+
+        def eligible(oid: int) -> bool:
+            o = objects[oid]
+            return (oid not in exclude and oid not in self.gone
+                    and (not self._is_lost(o) or self._reacquirable(o, 1.0)))
+
         match: dict[int, _Match] = {}
         taken: set[int] = set()
         need = config.feature_match_min + config.feature_label_strict
@@ -570,19 +570,27 @@ class _Associator:
             f = det.feature
             if f is None or f.shape[0] != dim:
                 continue
-            cos = mat @ (np.asarray(f, dtype=np.float64) / np.linalg.norm(f))
-            order = np.argsort(-cos, kind="stable")
-            k = int(order[0])
-            best = float(cos[k])
-            second = float(cos[order[1]]) if len(order) > 1 else -1.0
-            oid = ids[k]
-            obj = objects[oid]
-            if (best < need or best - second < config.feature_margin or oid in taken
+            ids, cos = features.ranked(np.asarray(f, dtype=np.float64) / np.linalg.norm(f))
+            best_oid, best, second = None, -1.0, -1.0
+            for oid, c in zip(ids.tolist(), cos.tolist(), strict=True):  # best first
+                if c < need - config.feature_margin:
+                    break  # nothing further can be the best, or close enough to matter
+                if not eligible(oid):
+                    continue
+                if best_oid is None:
+                    best_oid, best = oid, c
+                else:
+                    second = c
+                    break
+            if best_oid is None:
+                continue
+            obj = objects[best_oid]
+            if (best < need or best - second < config.feature_margin or best_oid in taken
                     or (det.label not in obj.label_mass and det.label != obj.label)):
                 continue
-            taken.add(oid)
+            taken.add(best_oid)
             tier = "reacquire" if self._is_lost(obj) else "appearance"
-            match[i] = (oid, tier, math.dist(det.center, obj.center))
+            match[i] = (best_oid, tier, math.dist(det.center, obj.center))
         return match
 
 

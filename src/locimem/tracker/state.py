@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from locimem.index.features import FeatureMatrix
 from locimem.index.grid import SpatialGrid
 from locimem.scene.rooms import RoomMap
 from locimem.scene.state import SceneState
@@ -211,6 +212,7 @@ class MemoryState:
         self.tombstones: dict[int, TombstoneState] = {}
         self.rejections: dict[str, RejectionState] = {}
         self.grid = SpatialGrid(grid_cell_m)
+        self.features = FeatureMatrix()  # mean embeddings, for re-finding by appearance
         self.tomb_grid = SpatialGrid(grid_cell_m)
         self.scene = SceneState()
         # whether the commit being applied came with a camera (set by apply at each commit)
@@ -220,17 +222,25 @@ class MemoryState:
         self._loss_queue: list[tuple[float, int]] = []
 
     # -- indexes -----------------------------------------------------------------------------
-    def index_object(self, obj: ObjectState) -> None:
-        self.grid.set(obj.id, obj.center)
-
     def schedule_loss(self, obj: ObjectState, lost_after_s: float) -> None:
         if not obj.seen_camera:
             heapq.heappush(self._loss_queue, (obj.last_seen + lost_after_s, obj.id))
 
+    def place_object(self, obj: ObjectState) -> None:
+        """Index an object's position (and embedding) after it changed."""
+        self.grid.set(obj.id, obj.center)
+        if obj.feature is not None:
+            self.features.set(obj.id, obj.feature)
+
+    def unplace_object(self, object_id: int) -> None:
+        self.grid.remove(object_id)
+        self.features.remove(object_id)
+
     def rebuild_indexes(self, lost_after_s: float) -> None:
         self.grid = SpatialGrid(self.grid.cell_m)
-        for obj in self.objects.values():
-            self.grid.set(obj.id, obj.center)
+        self.features = FeatureMatrix()
+        for oid in sorted(self.objects):
+            self.place_object(self.objects[oid])
         self.tomb_grid = SpatialGrid(self.grid.cell_m)
         for oid, tomb in self.tombstones.items():
             self.tomb_grid.set(oid, tomb.obj.center)

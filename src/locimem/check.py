@@ -92,17 +92,8 @@ def check_quaternion(value: Any, name: str = "orientation") -> tuple[float, floa
 
 
 def check_label(value: Any, name: str = "label") -> str:
-    """A non-empty label without control characters, stripped and lower-cased."""
-    if not isinstance(value, str):
-        raise InvalidInput(f"{name} must be a string, got {_describe(value)}")
-    out = " ".join(value.split()).lower()
-    if not out:
-        raise InvalidInput(f"{name} must not be empty")
-    if len(out) > MAX_LABEL_CHARS:
-        raise InvalidInput(f"{name} must be at most {MAX_LABEL_CHARS} characters, got {len(out)}")
-    if any(unicodedata.category(c) == "Cc" for c in out):
-        raise InvalidInput(f"{name} must not contain control characters")
-    return out
+    """A non-empty label without control characters, whitespace collapsed and lower-cased."""
+    return check_text(value, name, max_chars=MAX_LABEL_CHARS).lower()
 
 
 def check_feature(value: Any, name: str = "feature") -> np.ndarray:

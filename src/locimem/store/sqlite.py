@@ -353,25 +353,12 @@ class SQLiteStore:
         limit: int | None = None, newest_first: bool = False, until_commit: int | None = None,
         exclude_forgotten: bool = False,
     ) -> list[Event]:
-        where, args = ["scope = ?"], [scope]
+        where, args = _conditions(scope, ("label = ?", label), ("object_id = ?", object_id),
+                                  ("t >= ?", since), ("t <= ?", until),
+                                  ("commit_id <= ?", until_commit))
         if kind:
             where.append(f"kind IN ({', '.join('?' * len(kind))})")
             args.extend(kind)
-        if label is not None:
-            where.append("label = ?")
-            args.append(label)
-        if object_id is not None:
-            where.append("object_id = ?")
-            args.append(object_id)
-        if since is not None:
-            where.append("t >= ?")
-            args.append(since)
-        if until is not None:
-            where.append("t <= ?")
-            args.append(until)
-        if until_commit is not None:
-            where.append("commit_id <= ?")
-            args.append(until_commit)
         if exclude_forgotten:  # neither about a forgotten object, nor naming one
             where.append("object_id NOT IN (SELECT id FROM tombstones WHERE scope = ?)")
             where.append("NOT (kind = 'RELATION' AND json_extract(data, '$.object') IN "
@@ -388,21 +375,10 @@ class SQLiteStore:
                      rejected: bool | None = None, reason: str | None = None,
                      key: str | None = None, limit: int | None = None,
                      until_commit: int | None = None) -> list[Observation]:
-        where, args = ["scope = ?"], [scope]
-        if object_id is not None:
-            where.append("object_id = ?")
-            args.append(object_id)
+        where, args = _conditions(scope, ("object_id = ?", object_id), ("rejected = ?", reason),
+                                  ("key = ?", key), ("commit_id <= ?", until_commit))
         if rejected is not None:
             where.append("rejected IS NOT NULL" if rejected else "rejected IS NULL")
-        if reason is not None:
-            where.append("rejected = ?")
-            args.append(reason)
-        if key is not None:
-            where.append("key = ?")
-            args.append(key)
-        if until_commit is not None:
-            where.append("commit_id <= ?")
-            args.append(until_commit)
         sql = f"SELECT {_OBS_COLUMNS} FROM observations WHERE {' AND '.join(where)} ORDER BY seq"
         if limit is not None:
             sql += " LIMIT ?"
@@ -479,6 +455,16 @@ class SQLiteStore:
 
     def scopes(self) -> list[str]:
         return [r[0] for r in self.conn.execute("SELECT DISTINCT scope FROM commits ORDER BY 1")]
+
+
+def _conditions(scope: str, *pairs: tuple[str, Any]) -> tuple[list[str], list[Any]]:
+    """WHERE clauses for one scope plus every (clause, value) whose value is not None."""
+    where, args = ["scope = ?"], [scope]
+    for clause, value in pairs:
+        if value is not None:
+            where.append(clause)
+            args.append(value)
+    return where, args
 
 
 def _record_rows(scope: str, records: Sequence[Record]) -> tuple[list, list, list]:

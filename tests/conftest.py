@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from locimem import ObjectMemory
+
+# onnxruntime must load before usearch (see locimem.index.vectors._import_usearch), whatever
+# order the tests import them in
+with contextlib.suppress(ImportError):
+    import onnxruntime  # noqa: F401
 
 
 @pytest.fixture

@@ -214,3 +214,19 @@ def test_vector_bench_prints_a_table() -> None:
     assert [r["n"] for r in rows] == [200, 400]
     assert "| 200 |" in text and "| 400 |" in text
     assert all(r["exact_ms"] > 0 and r["bare_matmul_ms"] > 0 for r in rows)
+
+
+def test_usearch_then_the_encoder_in_one_process_does_not_crash() -> None:
+    """usearch imported before onnxruntime crashes the process unless locimem orders them."""
+    pytest.importorskip("usearch")
+    pytest.importorskip("onnxruntime")
+    import subprocess
+    import sys
+
+    code = ("from locimem.index.vectors import UsearchIndex; UsearchIndex(8); "
+            "from locimem.query.encoder import MiniLMEncoder; "
+            "print(MiniLMEncoder().encode(['cup']).shape)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=False, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-500:]
+    assert proc.stdout.strip() == "(1, 384)"

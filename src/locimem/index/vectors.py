@@ -15,6 +15,7 @@ the smaller id — the same order from every implementation.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -107,7 +108,7 @@ def _unit_vector(vector: Any, dim: int, name: str = "vector") -> np.ndarray:
     if arr.shape != (dim,):
         raise InvalidInput(f"{name} must have shape ({dim},), got {arr.shape}")
     norm2 = float(arr @ arr)
-    if not np.isfinite(norm2) or not np.isfinite(arr).all():
+    if not np.isfinite(norm2):  # any nan or inf element makes the squared norm non-finite
         raise InvalidInput(f"{name} must be finite")
     if norm2 == 0.0:
         raise InvalidInput(f"{name} must have a non-zero norm")
@@ -132,21 +133,28 @@ def top_k(scores: np.ndarray, ids: np.ndarray, k: int) -> list[tuple[float, int]
     if k <= 0 or n == 0:
         return []
     if k < n:
-        part = np.argpartition(scores, n - k)[n - k:]
-        idx = np.flatnonzero(scores >= scores[part].min() - TIE_TOL)
+        kth = np.partition(scores, n - k)[n - k]
+        idx = np.flatnonzero(scores >= kth - TIE_TOL)
     else:
         idx = np.arange(n)
-    idx = idx[scores[idx] > -np.inf]
-    if idx.size == 0:
-        return []
-    idx = idx[np.argsort(-scores[idx], kind="stable")]
     cand = scores[idx]
+    if cand[cand.argmin()] == -np.inf:  # excluded entries (``allow``)
+        keep = cand > -np.inf
+        idx, cand = idx[keep], cand[keep]
+        if idx.size == 0:
+            return []
+    order = np.argsort(-cand, kind="stable")
+    cand = cand[order]
+    cand_ids = ids[idx[order]]
+    if cand.size == 1:
+        return [(float(cand[0]), int(cand_ids[0]))]
     breaks = np.empty(cand.size, dtype=bool)
     breaks[0] = True
     np.greater(cand[:-1] - cand[1:], TIE_TOL, out=breaks[1:])
+    if breaks.all():  # no ties: the order is final
+        return list(zip(cand[:k].tolist(), cand_ids[:k].tolist(), strict=True))
     group = np.cumsum(breaks)
     best = cand[breaks][group - 1]
-    cand_ids = ids[idx]
     sel = np.lexsort((cand_ids, group))[:k]
     return list(zip(best[sel].tolist(), cand_ids[sel].tolist(), strict=True))
 
@@ -282,6 +290,11 @@ class IndexUnavailable(LocimemError, ImportError):
 
 
 def _import_usearch() -> Any:
+    # usearch 2.26 loaded before onnxruntime 1.32 makes the later onnxruntime import crash
+    # the process (a native library clash); the other order is safe, so load onnxruntime
+    # first whenever it is installed (the text extra).
+    with contextlib.suppress(ImportError):
+        import onnxruntime  # noqa: F401
     try:
         from usearch.index import Index
     except ImportError:

@@ -133,6 +133,14 @@ def top_k(scores: np.ndarray, ids: np.ndarray, k: int) -> list[tuple[float, int]
     if k <= 0 or n == 0:
         return []
     if k < n:
+        # fast path: the k + 1 best, sorted; with no tie among them (nor at the k-th place)
+        # and nothing excluded, the first k are the answer as they stand
+        part = np.argpartition(scores, n - k - 1)[n - k - 1:]
+        top = scores[part]
+        order = np.argsort(-top, kind="stable")
+        best_k1 = top[order]
+        if best_k1[-1] > -np.inf and (best_k1[:-1] - best_k1[1:]).min() > TIE_TOL:
+            return list(zip(best_k1[:k].tolist(), ids[part[order[:k]]].tolist(), strict=True))
         kth = np.partition(scores, n - k)[n - k]
         idx = np.flatnonzero(scores >= kth - TIE_TOL)
     else:

@@ -16,34 +16,9 @@ from locimem import EventKind, ObjectMemory, ObjectStatus
 from locimem.errors import InvalidInput, NotFound
 from locimem.model import Detection
 from locimem.query.reader import RelationInfo, RoomInfo
-from tests.helpers import det, row_counts
+from tests.helpers import HOUSE, ID, ROOMS, det, row_counts
 
 # name -> (label, centre, size); the order fixes the ids 1..16. Metres, map frame, z up.
-HOUSE = {
-    "table": ("kitchen table", (1.5, 1.5, 0.375), (1.2, 0.8, 0.75)),  # top at 0.75
-    "cup": ("cup", (1.2, 1.4, 0.80), (0.08, 0.08, 0.1)),  # on the table
-    "plate": ("plate", (1.6, 1.5, 0.76), (0.2, 0.2, 0.02)),  # on the table
-    "phone": ("phone", (1.9, 1.7, 0.755), (0.08, 0.15, 0.01)),  # on the table
-    "shelf": ("shelf", (2.5, 1.5, 0.5), (0.4, 0.8, 1.0)),  # 0.2 m beside the table
-    "vase": ("vase", (2.5, 1.5, 1.1), (0.1, 0.1, 0.2)),  # on the shelf, not the table
-    "counter": ("counter", (1.2, 2.4, 0.45), (0.8, 0.6, 0.9)),  # 0.2 m behind the table
-    "sink": ("sink", (3.3, 3.3, 0.45), (0.5, 0.4, 0.9)),
-    "cup2": ("cup", (3.3, 3.8, 0.95), (0.08, 0.08, 0.1)),  # near the sink
-    "cupboard": ("cupboard", (2.7, 3.5, 0.9), (0.5, 0.4, 0.6)),  # near the sink too
-    "drawer": ("drawer", (3.0, 0.5, 0.5), (0.6, 0.4, 0.15)),
-    "fork": ("fork", (3.22, 0.5, 0.47), (0.12, 0.03, 0.02)),  # in the drawer
-    "shoes": ("shoes", (1.8, 1.3, 0.05), (0.3, 0.2, 0.1)),  # under the table
-    "nightstand": ("nightstand", (7.0, 1.0, 0.25), (0.5, 0.4, 0.5)),
-    "bottle": ("water bottle", (7.0, 1.0, 0.6), (0.07, 0.07, 0.2)),  # on the nightstand
-    "bed": ("bed", (8.5, 2.5, 0.25), (2.0, 1.6, 0.5)),
-}
-ID = {name: i for i, name in enumerate(HOUSE, start=1)}
-ROOMS = {
-    "kitchen": [(0, 0), (4, 0), (4, 4), (0, 4)],
-    "hall": [(4, 0), (6, 0), (6, 4), (4, 4)],
-    "bedroom": [(6, 0), (10, 0), (10, 4), (6, 4)],
-    "garage": [(0, -5), (4, -5), (4, -1), (0, -1)],  # no door to the rest
-}
 KITCHEN = [ID[n] for n in ("table", "cup", "plate", "phone", "shelf", "vase", "counter", "sink",
                            "cup2", "cupboard", "drawer", "fork", "shoes")]
 

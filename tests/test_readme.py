@@ -19,7 +19,7 @@ def _python_blocks() -> list[str]:
 def test_quick_start_runs_and_prints_what_it_claims(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     blocks = _python_blocks()
-    assert len(blocks) == 3
+    assert len(blocks) == 4
     out = io.StringIO()
     namespace: dict[str, object] = {}
     with contextlib.redirect_stdout(out):
@@ -36,6 +36,9 @@ def test_quick_start_runs_and_prints_what_it_claims(tmp_path, monkeypatch):
         "On the kitchen table (#1): mug (#2).",
         "['mug']",
         "The mug (#2) is on the kitchen table (#1) in the kitchen; last seen just now (t=10.0 s).",
+        "14",
+        "[1]",
+        "The mug (#1) is at (0.80, 1.00, 0.80); last seen just now (t=10.0 s).",
     ]
     # and the comments in the README say the same
     text = "\n".join(blocks)

@@ -282,7 +282,7 @@ def test_duplicates_from_a_track_id_reset_are_merged(camera: bool) -> None:
         assert (event.object_id, event.data["absorbed"], event.label) == (1, 2, "cup")
         assert [o.id for o in mem.objects()] == [1]
         assert [o.id for o in mem.tracked()] == [1]
-        with pytest.raises(NotFound):
+        with pytest.raises(NotFound, match=r"^object 2 was merged into #1 .*use id 1$"):
             mem.get(2)
         # both histories: the older's, and the merged one's observations and events
         history = mem.history(1)

@@ -150,6 +150,11 @@ class MemoryReader:
         oid = check_int(object_id, "object_id")
         obj = self._state.objects.get(oid)
         if obj is None or oid in self._hidden():
+            if obj is None and oid not in self._hidden():
+                merged = self.store.merged_into(self._scope, oid, until_commit=self._until_commit)
+                if merged is not None and merged in self._state.objects:
+                    raise NotFound(f"object {oid} was merged into #{merged} (a duplicate of "
+                                   f"it); use id {merged}")
             raise NotFound(f"no object {oid} in scope {self._scope!r}")
         return obj
 

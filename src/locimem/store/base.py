@@ -55,6 +55,10 @@ class Store(Protocol):
                      rejected: bool | None = None, limit: int | None = None
                      ) -> list[Observation]: ...
 
+    def merged_into(self, scope: str, object_id: int, *, until_commit: int | None = None
+                    ) -> int | None:
+        """The id that absorbed ``object_id`` in a MERGED event, if any."""
+
     def history(self, scope: str, object_id: int, *, until_commit: int | None = None,
                 merged_from: Sequence[int] = ()) -> list[Observation | Event]: ...
 

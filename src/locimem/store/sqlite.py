@@ -385,6 +385,15 @@ class SQLiteStore:
             args.append(limit)
         return [_observation_from_row(row) for row in self.conn.execute(sql, args)]
 
+    def merged_into(self, scope: str, object_id: int, *, until_commit: int | None = None
+                    ) -> int | None:
+        """The id that absorbed ``object_id`` in its latest MERGED event, if any."""
+        row = self.conn.execute(
+            "SELECT object_id FROM events WHERE scope = ? AND kind = 'MERGED' AND "
+            "json_extract(data, '$.absorbed') = ? AND commit_id <= ? ORDER BY seq DESC LIMIT 1",
+            (scope, object_id, _MAX_ID if until_commit is None else until_commit)).fetchone()
+        return None if row is None else row[0]
+
     def history(self, scope: str, object_id: int, *, until_commit: int | None = None,
                 merged_from: Sequence[int] = ()) -> list[Observation | Event]:
         """Evidence and events of one object — and of the identities merged into it

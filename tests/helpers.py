@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from locimem import Detection, ObjectMemory
 
@@ -57,3 +66,32 @@ ROOMS = {
     "bedroom": [(6, 0), (10, 0), (10, 4), (6, 4)],
     "garage": [(0, -5), (4, -5), (4, -1), (0, -1)],  # no door to the rest
 }
+
+
+def start_child(script: Path, store: Path, seed: int, ready: Path) -> subprocess.Popen[bytes]:
+    """Run ``script STORE SEED READY`` and wait until it has created ``ready`` (its store is
+    open); fail the test if it exits or takes more than 15 s."""
+    proc = subprocess.Popen([sys.executable, str(script), str(store), str(seed), str(ready)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 15.0
+    while not ready.exists():
+        if proc.poll() is not None:
+            _, err = proc.communicate()
+            pytest.fail(f"child exited early ({proc.returncode}): {err.decode()}")
+        if time.monotonic() > deadline:  # pragma: no cover - a stuck child
+            proc.kill()
+            proc.wait()
+            pytest.fail("child did not open the store within 15 s")
+        time.sleep(0.01)
+    return proc
+
+
+def kill_at_random(proc: subprocess.Popen[bytes], rng: random.Random, lo: float,
+                   hi: float) -> None:
+    """Let the child work for a random while, then SIGKILL it; it must have printed nothing."""
+    time.sleep(rng.uniform(lo, hi))
+    assert proc.poll() is None, proc.communicate()[1].decode()
+    os.kill(proc.pid, signal.SIGKILL)
+    out, err = proc.communicate(timeout=10)
+    assert proc.returncode == -signal.SIGKILL
+    assert (out, err) == (b"", b"")

@@ -6,14 +6,10 @@ sighting per trail window — keeping events, commits, tombstones and the audit 
 from __future__ import annotations
 
 import itertools
-import os
 import random
 import signal
-import subprocess
-import sys
 import tempfile
 import textwrap
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -25,7 +21,7 @@ from hypothesis import strategies as st
 from locimem import EventKind, ObjectMemory, TrackerConfig
 from locimem.errors import InvalidInput, ReadOnly
 from locimem.model import CompactionReport, Detection
-from tests.helpers import det
+from tests.helpers import det, kill_at_random, start_child
 
 TABLES = ("commits", "observations", "events", "objects", "tombstones", "rejection_keys",
           "checkpoints")
@@ -458,22 +454,6 @@ CHILD = textwrap.dedent(
 )
 
 
-def _start_child(script: Path, store: Path, seed: int, ready: Path) -> subprocess.Popen[bytes]:
-    proc = subprocess.Popen([sys.executable, str(script), str(store), str(seed), str(ready)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 15.0
-    while not ready.exists():
-        if proc.poll() is not None:
-            _, err = proc.communicate()
-            pytest.fail(f"child exited early ({proc.returncode}): {err.decode()}")
-        if time.monotonic() > deadline:  # pragma: no cover - a stuck child
-            proc.kill()
-            proc.wait()
-            pytest.fail("child did not open the store within 15 s")
-        time.sleep(0.01)
-    return proc
-
-
 def _check_store(store: Path) -> tuple[int, int]:
     """Assert the killed writer left a consistent, possibly compacted store; return (commits,
     checkpoints)."""
@@ -527,13 +507,8 @@ def test_sigkill_while_ingesting_and_compacting(tmp_path: Path) -> None:
     results = []
     for round_ in range(ROUNDS):
         ready = tmp_path / f"ready-{round_}"
-        proc = _start_child(script, store, SEED + round_, ready)
-        time.sleep(rng.uniform(0.3, 0.9))
-        assert proc.poll() is None, proc.communicate()[1].decode()
-        os.kill(proc.pid, signal.SIGKILL)
-        out, err = proc.communicate(timeout=10)
-        assert proc.returncode == -signal.SIGKILL
-        assert (out, err) == (b"", b"")
+        proc = start_child(script, store, SEED + round_, ready)
+        kill_at_random(proc, rng, 0.3, 0.9)
         results.append(_check_store(store))
     commits = [c for c, _ in results]
     assert all(b > a + 2 for a, b in itertools.pairwise(commits)), commits  # progress each round

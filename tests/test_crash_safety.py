@@ -6,21 +6,17 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import random
 import signal
 import sqlite3
-import subprocess
-import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
 
 from locimem import ObjectMemory
 from locimem.errors import StoreLocked
-from tests.helpers import det
+from tests.helpers import det, kill_at_random, start_child
 
 pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL (POSIX)")
 
@@ -59,24 +55,6 @@ CHILD = textwrap.dedent(
         mem.observe(t, dets)
     """
 )
-
-
-def _start_child(script: Path, store: Path, seed: int, ready: Path) -> subprocess.Popen[bytes]:
-    proc = subprocess.Popen(
-        [sys.executable, str(script), str(store), str(seed), str(ready)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-    )
-    deadline = time.monotonic() + 15.0
-    while not ready.exists():
-        if proc.poll() is not None:
-            _, err = proc.communicate()
-            pytest.fail(f"child exited early ({proc.returncode}): {err.decode()}")
-        if time.monotonic() > deadline:  # pragma: no cover - a stuck child
-            proc.kill()
-            proc.wait()
-            pytest.fail("child did not open the store within 15 s")
-        time.sleep(0.01)
-    return proc
 
 
 def _check_store(store: Path, round_: int) -> int:
@@ -144,13 +122,8 @@ def test_sigkill_at_random_moments_never_half_applies_a_scan(tmp_path: Path) -> 
     counts = []
     for round_ in range(ROUNDS):
         ready = tmp_path / f"ready-{round_}"
-        proc = _start_child(script, store, SEED + round_, ready)
-        time.sleep(rng.uniform(0.2, 0.8))
-        assert proc.poll() is None, proc.communicate()[1].decode()
-        os.kill(proc.pid, signal.SIGKILL)
-        out, err = proc.communicate(timeout=10)
-        assert proc.returncode == -signal.SIGKILL
-        assert (out, err) == (b"", b"")
+        proc = start_child(script, store, SEED + round_, ready)
+        kill_at_random(proc, rng, 0.2, 0.8)
         counts.append(_check_store(store, round_))
     # the child made progress every round (each count also includes the parent's one scan)
     assert all(b > a + 1 for a, b in itertools.pairwise(counts)), counts
@@ -162,7 +135,7 @@ def test_killed_writer_leaves_the_lock_free(tmp_path: Path) -> None:
     script = tmp_path / "child.py"
     script.write_text(CHILD)
     store = tmp_path / "lock.loci"
-    proc = _start_child(script, store, SEED, tmp_path / "ready")
+    proc = start_child(script, store, SEED, tmp_path / "ready")
     try:
         with pytest.raises(StoreLocked, match=rf"already open for writing \(pid {proc.pid}\)"):
             ObjectMemory.open(store, scope=SCOPE)

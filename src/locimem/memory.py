@@ -68,15 +68,10 @@ class ObjectMemory(MemoryReader):
     def __init__(self, store: Store, scope: str, config: TrackerConfig,
                  clock: Callable[[], float], encoder: Encoder | None = None,
                  vector_index: Callable[[int], VectorIndex] | None = None) -> None:
-        self._store = store
-        self._scope = scope
-        self._config = config
+        super().__init__(store, scope, config, MemoryState())  # the live memory: no owner
         self._clock = clock
         self._encoder = encoder
         self._vector_index = vector_index
-        self._semantic_index = None
-        self._owner = None  # the live memory answers for itself
-        self._until_commit = None
         self._state = self._load_state(from_log=False)
 
     # -- lifecycle ----------------------------------------------------------------------------

@@ -100,6 +100,21 @@ def _unit_rows(vectors: Any, dim: int, name: str) -> np.ndarray:
     return (arr / norms[:, None]).astype(np.float32, copy=False)
 
 
+def _check_batch(keys: Sequence[int], vectors: Any, dim: int, present: Collection[int]
+                 ) -> tuple[list[int], np.ndarray]:
+    """Validate an ``add_many`` batch: distinct new ids, one unit row per id."""
+    keys = [_check_key(k) for k in keys]
+    rows = _unit_rows(vectors, dim, "vectors")
+    if rows.shape[0] != len(keys):
+        raise InvalidInput(f"got {len(keys)} ids but {rows.shape[0]} vectors")
+    if len(set(keys)) != len(keys):
+        raise InvalidInput("ids must be distinct")
+    clash = [k for k in keys if k in present]
+    if clash:
+        raise InvalidInput(f"ids already in the vector index: {sorted(clash)[:5]}")
+    return keys, rows
+
+
 def _unit_vector(vector: Any, dim: int, name: str = "vector") -> np.ndarray:
     try:
         arr = np.asarray(vector, dtype=np.float32)
@@ -237,15 +252,7 @@ class ExactIndex:
         self._n += 1
 
     def add_many(self, keys: Sequence[int], vectors: Any) -> None:
-        keys = [_check_key(k) for k in keys]
-        rows = _unit_rows(vectors, self._dim, "vectors")
-        if rows.shape[0] != len(keys):
-            raise InvalidInput(f"got {len(keys)} ids but {rows.shape[0]} vectors")
-        if len(set(keys)) != len(keys):
-            raise InvalidInput("ids must be distinct")
-        clash = [k for k in keys if k in self._row]
-        if clash:
-            raise InvalidInput(f"ids already in the vector index: {sorted(clash)[:5]}")
+        keys, rows = _check_batch(keys, vectors, self._dim, self._row)
         self._reserve(len(keys))
         start = self._n
         self._mat[start:start + len(keys)] = rows
@@ -359,15 +366,7 @@ class UsearchIndex:
         self._keys.add(key)
 
     def add_many(self, keys: Sequence[int], vectors: Any) -> None:
-        keys = [_check_key(k) for k in keys]
-        rows = _unit_rows(vectors, self._dim, "vectors")
-        if rows.shape[0] != len(keys):
-            raise InvalidInput(f"got {len(keys)} ids but {rows.shape[0]} vectors")
-        if len(set(keys)) != len(keys):
-            raise InvalidInput("ids must be distinct")
-        clash = [k for k in keys if k in self._keys]
-        if clash:
-            raise InvalidInput(f"ids already in the vector index: {sorted(clash)[:5]}")
+        keys, rows = _check_batch(keys, vectors, self._dim, self._keys)
         if keys:
             self._index.add(np.asarray(keys, dtype=np.uint64), rows, threads=self.threads)
             self._keys.update(keys)

@@ -243,18 +243,6 @@ class SQLiteStore:
             (scope, after_commit, until_commit, *kinds))
         return {(a, b) for a, b in rows}
 
-    def table_bytes(self, table: str) -> int | None:
-        """Bytes of a table and its indexes on disk (None where SQLite lacks ``dbstat``)."""
-        try:
-            row = self.conn.execute(
-                "SELECT sum(pgsize) FROM dbstat WHERE name = ? OR name IN "
-                "(SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ?)",
-                (table, table)).fetchone()
-        except sqlite3.OperationalError:
-            return None
-        return row[0]
-
-    # -- reading state ------------------------------------------------------------------------
     def counters(self) -> tuple[int, int, int]:
         """(next object id, next record seq, next commit id), across every scope in the file:
         ids never collide between scopes sharing a file."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from locimem import EventKind, ObjectMemory
 from locimem.errors import NotFound
 from locimem.model import Event, Observation
+from locimem.store.schema import SCHEMA_VERSION
 from tests.helpers import det
 
 
@@ -45,8 +47,9 @@ def test_durable_and_fast_modes_both_persist(store_path: Path, durable: bool,
     assert conn.execute("SELECT count(*) FROM observations").fetchone() == (14,)
     assert conn.execute("SELECT kind, object_id FROM events ORDER BY seq").fetchall() == [
         ("APPEARED", 1), ("APPEARED", 2), ("PROMOTED", 1), ("PROMOTED", 2)]
-    assert dict(conn.execute("SELECT key, value FROM meta")) == {"format": "locimem",
-                                                                 "schema_version": "1"}
+    meta = dict(conn.execute("SELECT key, value FROM meta"))
+    assert meta.pop("schema_version") == str(SCHEMA_VERSION) and meta.pop("format") == "locimem"
+    assert list(meta) == ["created_at"] and abs(float(meta["created_at"]) - time.time()) < 600
     conn.close()
 
 

@@ -180,12 +180,15 @@ class ObjectMemory(MemoryReader):
             raise ReadOnly(f"{what}() needs a writable memory; this one was opened read-only")
 
     def observe(self, t: float, detections: Iterable[Detection] = (),
-                camera: Camera | None = None) -> ScanResult:
+                camera: Camera | None = None, *, source: str = "tracker") -> ScanResult:
         """Ingest one scan: what perception saw at time ``t`` (seconds).
 
         Scans must come in time order (equal times are allowed). A scan with no detections
         still advances time, which is how belief in unseen objects decays. The whole scan is
         validated first and committed atomically: a rejected scan writes nothing.
+
+        ``source`` names the sensor or pipeline that produced the scan ("head-cam/yolo"): it
+        is the scan's actor in the audit, and the ``source`` of every object it creates.
 
         Returns:
             ScanResult with the object id given to each detection (None where the detection
@@ -193,9 +196,10 @@ class ObjectMemory(MemoryReader):
         """
         self._writable("observe")
         t = check_time(t)
+        source = check_text(source, "source")
         dets = self._check_scan(t, detections, camera)
         decision = decide(self._state, self._config, t, dets, camera,
-                          recorded_at=float(self._clock()))
+                          recorded_at=float(self._clock()), actor=source)
         records = self._commit(decision.records)
         events = tuple(r for r in records if isinstance(r, Event))
         return ScanResult(commit=decision.records[0].id, t=t,  # type: ignore[union-attr]

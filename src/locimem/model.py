@@ -208,6 +208,8 @@ class TrackedObject:
     lost_at: float | None = None
     attributes: dict[str, Any] = field(default_factory=dict)
     corrected_label: str | None = None  # a person's label, which the vote does not overturn
+    source: str = "tracker"  # who first reported it (a pipeline, a prior map, a person)
+    label_by: str | None = None  # who set ``corrected_label``
 
     def distance_to(self, point: Vec3) -> float:
         """Euclidean distance in metres from the object's centre to ``point``."""

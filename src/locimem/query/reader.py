@@ -312,6 +312,9 @@ class MemoryReader:
             if rooms is not None:
                 state.scene.rooms = RoomMap.from_dict(rooms)
             state.now = store.last_commit_time(scope)
+            state.prior = store.load_json_rows("prior_map", scope)
+            state.deltas = store.load_json_rows("deltas", scope)
+            state.keyframes = store.load_json_rows("keyframes", scope)
         if state.feature_dim is None:  # a forgotten object's embedding still fixes the width
             for tomb in state.tombstones.values():
                 if tomb.obj.feature is not None:

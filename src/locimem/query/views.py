@@ -39,4 +39,6 @@ def view(obj: ObjectState, now: float, config: TrackerConfig) -> TrackedObject:
         lost_at=obj.lost_at,
         attributes=dict(obj.attributes),
         corrected_label=obj.pinned_label,
+        source=obj.source,
+        label_by=obj.label_by,
     )

@@ -27,6 +27,10 @@ class StateDelta:
     rejections: dict[str, RejectionState] = field(default_factory=dict)  # upserted
     rooms: dict[str, Any] | None = None  # the scope's whole room map, when it changed
     touched: list[int] = field(default_factory=list)  # every object id the commit touched
+    # the long-term map, its deltas and keyframe evidence: id -> row (None: delete the row)
+    prior: dict[int, dict[str, Any] | None] = field(default_factory=dict)
+    deltas: dict[int, dict[str, Any]] = field(default_factory=dict)
+    keyframes: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
 
 
 class Store(Protocol):

@@ -11,11 +11,13 @@ replay.
 
 from __future__ import annotations
 
+import json
 import sqlite3
+import zlib
 from collections.abc import Callable
 
 FORMAT = "locimem"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _V1 = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -132,14 +134,78 @@ CREATE TABLE checkpoints (
 """
 
 
-def _create_v1(conn: sqlite3.Connection) -> None:
-    for statement in _V1.split(";"):
+# Version 2: who said it (``source`` of an object, ``label_by`` of a person-set label), the
+# long-term (prior) map and its deltas, keyframe evidence, and the store's creation time. The
+# three new tables are materialised like ``objects``: from PRIOR, DELTA and KEYFRAME events.
+_V2 = """
+ALTER TABLE objects ADD COLUMN source TEXT NOT NULL DEFAULT 'tracker';
+ALTER TABLE objects ADD COLUMN label_by TEXT;
+CREATE TABLE prior_map (
+    scope TEXT NOT NULL,
+    id INTEGER NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (scope, id)
+);
+CREATE TABLE deltas (
+    scope TEXT NOT NULL,
+    id INTEGER NOT NULL,
+    object_id INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (scope, id)
+);
+CREATE TABLE keyframes (
+    scope TEXT NOT NULL,
+    object_id INTEGER NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (scope, object_id)
+);
+"""
+
+
+def _run(conn: sqlite3.Connection, script: str) -> None:
+    for statement in script.split(";"):
         if statement.strip():
             conn.execute(statement)
 
 
+def _create_v1(conn: sqlite3.Connection) -> None:
+    _run(conn, _V1)
+
+
+def _add_sources_prior_keyframes(conn: sqlite3.Connection) -> None:
+    _run(conn, _V2)
+    # a label a person pinned before version 2: who pinned it is in the CORRECTED event
+    conn.execute(
+        "UPDATE objects SET label_by = (SELECT json_extract(e.data, '$.actor') FROM events e "
+        "WHERE e.scope = objects.scope AND e.object_id = objects.id AND e.kind = 'CORRECTED' "
+        "AND json_extract(e.data, '$.field') = 'label' AND json_extract(e.data, '$.pin') "
+        "ORDER BY e.seq DESC LIMIT 1) WHERE pinned_label IS NOT NULL")
+    # ... and in the compaction checkpoints, so that replay agrees with the cache
+    for scope, commit_id, blob in conn.execute(
+            "SELECT scope, commit_id, state FROM checkpoints").fetchall():
+        state = json.loads(zlib.decompress(blob))
+        for obj in state["objects"].values():
+            if obj.get("pinned_label") is not None and obj.get("label_by") is None:
+                row = conn.execute(
+                    "SELECT json_extract(data, '$.actor') FROM events WHERE scope = ? AND "
+                    "object_id = ? AND kind = 'CORRECTED' AND commit_id <= ? AND "
+                    "json_extract(data, '$.field') = 'label' AND json_extract(data, '$.pin') "
+                    "ORDER BY seq DESC LIMIT 1", (scope, obj["id"], commit_id)).fetchone()
+                obj["label_by"] = None if row is None else row[0]
+        conn.execute("UPDATE checkpoints SET state = ? WHERE scope = ? AND commit_id = ?",
+                     (zlib.compress(json.dumps(state, separators=(",", ":"),
+                                               sort_keys=True).encode(), 6), scope, commit_id))
+    # when the store began: its first commit's record time (a new store: now)
+    conn.execute(
+        "INSERT OR IGNORE INTO meta (key, value) SELECT 'created_at', "
+        "CAST(coalesce((SELECT min(recorded_at) FROM commits), "
+        "(julianday('now') - 2440587.5) * 86400.0) AS TEXT)")
+
+
 # Named migrations, in order: (name, schema version it produces, function). Each runs in one
-# transaction and is recorded in the ``migrations`` table.
+# transaction and is recorded in the ``migrations`` table; a new store runs them all.
 MIGRATIONS: list[tuple[str, int, Callable[[sqlite3.Connection], None]]] = [
     ("0001_initial", 1, _create_v1),
+    ("0002_sources_prior_keyframes", 2, _add_sources_prior_keyframes),
 ]

@@ -73,18 +73,27 @@ class SQLiteStore:
         exists = not in_memory and Path(self.path).exists() and Path(self.path).stat().st_size > 0
         if read_only and not exists:
             raise NotFound(f"no store at {self.path!r}")
+        version = SCHEMA_VERSION
         if exists:  # look before touching: a file that is not a store is left byte-identical
             probe = self._connect(read_only=True)
             try:
-                self._check_format(probe)
+                version = self._check_format(probe)
             finally:
                 probe.close()
+            if version < SCHEMA_VERSION and read_only:
+                raise SchemaVersionError(
+                    f"{self.path!r} has schema version {version} (this locimem writes "
+                    f"{SCHEMA_VERSION}); open it once writable to migrate it — a backup is "
+                    "taken first")
+        self.backup_path: str | None = None  # where the pre-migration copy went, if any
         try:
             if not in_memory and not read_only:
                 self._take_writer_lock()
             self.conn = self._connect(read_only=read_only)
             if not exists:
                 self._create()
+            elif version < SCHEMA_VERSION:
+                self._migrate(version)
         except BaseException:
             self.close()
             raise
@@ -133,7 +142,7 @@ class SQLiteStore:
             raise NotAStore(f"{self.path!r} is not a locimem store ({exc})") from None
         return conn
 
-    def _check_format(self, conn: sqlite3.Connection) -> None:
+    def _check_format(self, conn: sqlite3.Connection) -> int:
         try:
             rows = dict(conn.execute("SELECT key, value FROM meta").fetchall())
         except sqlite3.DatabaseError as exc:
@@ -154,23 +163,44 @@ class SQLiteStore:
                 f"{self.path!r} has schema version {version}, newer than this locimem "
                 f"understands ({SCHEMA_VERSION}); upgrade locimem to open it"
             )
-        if version < SCHEMA_VERSION:  # pragma: no cover - no older schema has shipped yet
-            raise SchemaVersionError(
-                f"{self.path!r} has schema version {version}; migrate it first"
-            )
+        if version < 1:
+            raise NotAStore(f"{self.path!r} has an impossible schema version {version}")
+        return version
 
     def _create(self) -> None:
         with self.atomic():
             for name, version, migrate in MIGRATIONS:
                 migrate(self.conn)
-                self.conn.execute(
-                    "INSERT INTO migrations (name, version, applied_at) VALUES (?, ?, ?)",
-                    (name, version, time.time()),
-                )
-            self.conn.executemany(
-                "INSERT INTO meta (key, value) VALUES (?, ?)",
-                [("format", FORMAT), ("schema_version", str(SCHEMA_VERSION))],
-            )
+                self._record_migration(name, version)
+            self.conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('format', ?)",
+                              (FORMAT,))
+
+    def _record_migration(self, name: str, version: int) -> None:
+        self.conn.execute("INSERT INTO migrations (name, version, applied_at) VALUES (?, ?, ?)",
+                          (name, version, time.time()))
+        self.conn.execute(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
+            (str(version),))
+
+    def _migrate(self, version: int) -> None:
+        """Bring an older store up to :data:`SCHEMA_VERSION`: first a consistent copy of the
+        file (``STORE.backup-v<old>``; kept), then each pending migration in its own
+        transaction, recorded in ``migrations``. A failed migration rolls back; the store
+        stays at the last version that completed, and the backup is kept."""
+        backup = f"{self.path}.backup-v{version}"
+        n = 1
+        while Path(backup).exists():  # an earlier attempt's backup is never overwritten
+            n += 1
+            backup = f"{self.path}.backup-v{version}-{n}"
+        with contextlib.closing(sqlite3.connect(backup)) as target:
+            self.conn.backup(target)
+        self.backup_path = backup
+        for name, produces, migrate in MIGRATIONS:
+            if produces <= version:
+                continue
+            with self.atomic():
+                migrate(self.conn)
+                self._record_migration(name, produces)
 
     def close(self) -> None:
         conn = getattr(self, "conn", None)
@@ -287,6 +317,13 @@ class SQLiteStore:
     def load_rooms(self, scope: str) -> dict[str, Any] | None:
         row = self.conn.execute("SELECT rooms FROM scene WHERE scope = ?", (scope,)).fetchone()
         return None if row is None else json.loads(row[0])
+
+    def load_json_rows(self, table: str, scope: str) -> dict[int, Any]:
+        """The materialised ``prior_map``, ``deltas`` or ``keyframes`` of ``scope``: id -> data."""
+        key = {"prior_map": "id", "deltas": "id", "keyframes": "object_id"}[table]
+        rows = self.conn.execute(
+            f"SELECT {key}, data FROM {table} WHERE scope = ? ORDER BY {key}", (scope,))
+        return {k: json.loads(data) for k, data in rows}
 
     def load_rejections(self, scope: str) -> dict[str, RejectionState]:
         rows = self.conn.execute(
@@ -507,6 +544,21 @@ def _write(conn: sqlite3.Connection, scope: str, rows: tuple[list, list, list],
     if delta.rooms is not None:
         conn.execute("INSERT OR REPLACE INTO scene (scope, rooms) VALUES (?, ?)",
                      (scope, _dumps(delta.rooms)))
+    for oid, entry in delta.prior.items():
+        if entry is None:
+            conn.execute("DELETE FROM prior_map WHERE scope = ? AND id = ?", (scope, oid))
+        else:
+            conn.execute("INSERT OR REPLACE INTO prior_map (scope, id, data) VALUES (?, ?, ?)",
+                         (scope, oid, _dumps(entry)))
+    if delta.deltas:
+        conn.executemany(
+            "INSERT OR REPLACE INTO deltas (scope, id, object_id, status, data) "
+            "VALUES (?, ?, ?, ?, ?)",
+            [(scope, did, d["object"], d["status"], _dumps(d)) for did, d in delta.deltas.items()])
+    if delta.keyframes:
+        conn.executemany(
+            "INSERT OR REPLACE INTO keyframes (scope, object_id, data) VALUES (?, ?, ?)",
+            [(scope, oid, _dumps(kept)) for oid, kept in delta.keyframes.items()])
     if delta.rejections:
         conn.executemany(
             "INSERT OR REPLACE INTO rejection_keys (scope, key, reason, count, first_seq, "
@@ -559,12 +611,12 @@ _OBJECT_COLUMNS = (
     "id, scope, label, cx, cy, cz, sx, sy, sz, px, py, pz, first_seen, last_seen, "
     "n_detections, promoted, lost, lost_at, track_id, orientation, label_mass, feature, "
     "n_features, pinned_label, attributes, n_missed, place_sx, place_sy, place_sz, place_t, "
-    "seen_camera, absence_s, held, together, merged_from"
+    "seen_camera, absence_s, held, together, merged_from, source, label_by"
 )
 
 
 _UPSERT_OBJECT = (
-    f"INSERT INTO objects ({_OBJECT_COLUMNS}) VALUES ({', '.join('?' * 35)}) "
+    f"INSERT INTO objects ({_OBJECT_COLUMNS}) VALUES ({', '.join('?' * 37)}) "
     "ON CONFLICT (id) DO UPDATE SET "
     + ", ".join(f"{c} = excluded.{c}" for c in _OBJECT_COLUMNS.split(", ")[1:])
 )
@@ -582,6 +634,7 @@ def _object_row(scope: str, o: ObjectState) -> tuple[Any, ...]:
         _encode_fast(o.held) if o.held else None,
         _encode_fast(sorted(o.together)) if o.together else None,
         _encode_fast(o.merged_from) if o.merged_from else None,
+        o.source, o.label_by,
     )
 
 
@@ -599,4 +652,5 @@ def _object_from_row(row: Sequence[Any]) -> ObjectState:
         held=[] if row[32] is None else [tuple(h) for h in json.loads(row[32])],
         together=set() if row[33] is None else set(json.loads(row[33])),
         merged_from=[] if row[34] is None else json.loads(row[34]),
+        source=row[35], label_by=row[36],
     )

@@ -212,6 +212,7 @@ def new_object(ev: Event) -> ObjectState:
         last_seen=ev.t,
         place_size=tuple(data["size"]),  # type: ignore[arg-type]
         place_t=ev.t,
+        source=data.get("source", "tracker"),
     )
     if "split_from" in data:  # born from another identity's held sightings
         obj.label_mass = dict(data["label_mass"])
@@ -252,7 +253,8 @@ def _apply_merge(state: MemoryState, obj: ObjectState, data: dict, lost_after_s:
             if norm > 0:
                 obj.feature = mean / norm
             obj.n_features += gone.n_features
-    obj.pinned_label = obj.pinned_label or gone.pinned_label
+    if obj.pinned_label is None and gone.pinned_label is not None:
+        obj.pinned_label, obj.label_by = gone.pinned_label, gone.label_by
     obj.held = []
     obj.together |= gone.together
     obj.together.discard(obj.id)
@@ -286,6 +288,7 @@ def _apply_correction(state: MemoryState, obj: ObjectState, data: dict, t: float
             obj.label_mass[data["to"]] = obj.label_mass.get(data["to"], 0.0) + data["mass"]
         if data.get("pin"):
             obj.pinned_label = data["to"]
+            obj.label_by = data.get("actor")
         obj.label = data["label_after"]
     elif field == "center":
         obj.center = tuple(data["to"])  # type: ignore[assignment]

@@ -168,6 +168,8 @@ def decide(
         oid = next_oid  # a new identity
         next_oid += 1
         data = {"label": det.label, "center": list(det.center), "size": list(det.size)}
+        if commit.actor != "tracker":  # the default source is left implicit
+            data["source"] = commit.actor
         ev = out.event(EventKind.APPEARED, oid, det.label, data)
         fresh = new_object(ev)
         after[oid] = _sighting(out, config, fresh, out.observation(i, det, oid, "new", 1.0, None),

@@ -59,6 +59,8 @@ class ObjectState:
     held: list[Held] = field(default_factory=list)
     together: set[int] = field(default_factory=set)  # ids seen beside it in one scan
     merged_from: list[int] = field(default_factory=list)  # identities merged into this one
+    source: str = "tracker"  # who first reported it: the actor of the commit it APPEARED in
+    label_by: str | None = None  # the person who pinned ``pinned_label``
 
     def copy(self) -> ObjectState:
         return ObjectState(
@@ -70,6 +72,7 @@ class ObjectState:
             list(self.held) if self.held else [],
             set(self.together) if self.together else set(),
             list(self.merged_from) if self.merged_from else [],
+            self.source, self.label_by,
         )
 
     def voted_label(self) -> str:
@@ -133,6 +136,8 @@ class ObjectState:
             "held": [list(h) for h in self.held],
             "together": sorted(self.together),
             "merged_from": list(self.merged_from),
+            "source": self.source,
+            "label_by": self.label_by,
         }
 
     @classmethod
@@ -151,6 +156,7 @@ class ObjectState:
             seen_camera=d.get("seen_camera", False), absence_s=d.get("absence_s", 0.0),
             held=[tuple(h) for h in d.get("held", [])],  # type: ignore[misc]
             together=set(d.get("together", [])), merged_from=list(d.get("merged_from", [])),
+            source=d.get("source", "tracker"), label_by=d.get("label_by"),
         )
 
 
@@ -215,6 +221,12 @@ class MemoryState:
         self.features = FeatureMatrix()  # mean embeddings, for re-finding by appearance
         self.tomb_grid = SpatialGrid(grid_cell_m)
         self.scene = SceneState()
+        # the long-term (prior) map: object id -> entry; its deltas: delta id -> delta; and
+        # keyframe evidence: object id -> kept frames. Plain JSON data, set by PRIOR, DELTA
+        # and KEYFRAME events (each event carries the new value whole).
+        self.prior: dict[int, dict[str, Any]] = {}
+        self.deltas: dict[int, dict[str, Any]] = {}
+        self.keyframes: dict[int, list[dict[str, Any]]] = {}
         # whether the commit being applied came with a camera (set by apply at each commit)
         self.camera_commit = False
         # loss queue: (deadline, id) for objects not lost whose belief is time-only (last seen
@@ -282,6 +294,9 @@ class MemoryState:
             "tombstones": {oid: t.to_dict() for oid, t in sorted(self.tombstones.items())},
             "rejections": {k: r.to_dict() for k, r in sorted(self.rejections.items())},
             "rooms": self.scene.rooms.to_dict(),
+            "prior": {oid: e for oid, e in sorted(self.prior.items())},
+            "deltas": {did: d for did, d in sorted(self.deltas.items())},
+            "keyframes": {oid: k for oid, k in sorted(self.keyframes.items())},
         }
 
     def relations_snapshot(self) -> dict[str, float]:
@@ -299,4 +314,6 @@ class MemoryState:
                             for k, v in data["tombstones"].items()}
         state.rejections = {k: RejectionState(**v) for k, v in data["rejections"].items()}
         state.scene.rooms = RoomMap.from_dict(data["rooms"])
+        for name in ("prior", "deltas", "keyframes"):  # absent from version-1 checkpoints
+            getattr(state, name).update({int(k): v for k, v in data.get(name, {}).items()})
         return state

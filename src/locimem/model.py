@@ -50,6 +50,9 @@ class EventKind(str, enum.Enum):
     EXPIRED = "EXPIRED"  # a tentative identity that was never promoted was dropped quietly
     MERGED = "MERGED"  # a duplicate identity was merged into this (older) one
     SPLIT = "SPLIT"  # part of this identity's evidence became a new identity
+    PRIOR = "PRIOR"  # the long-term (prior) map's entry for this object was set or removed
+    DELTA = "DELTA"  # a difference from the prior map was opened or changed status
+    KEYFRAME = "KEYFRAME"  # a frame that saw the object was kept (and maybe one archived)
 
     def __str__(self) -> str:
         return self.value

@@ -134,6 +134,18 @@ def _apply_event(state: MemoryState, ev: Event, lost_after_s: float) -> None:
     kind, data = ev.kind, ev.data
     if kind in _NO_OP:
         return
+    if kind is EventKind.PRIOR:  # each carries the new value whole
+        if data.get("removed"):
+            state.prior.pop(ev.object_id, None)
+        else:
+            state.prior[ev.object_id] = data["entry"]
+        return
+    if kind is EventKind.DELTA:
+        state.deltas[data["id"]] = data
+        return
+    if kind is EventKind.KEYFRAME:
+        state.keyframes[ev.object_id] = data["kept"]
+        return
     if kind is EventKind.ROOM_DEFINED:
         state.scene.rooms.define(data["name"], data["polygon"], data.get("z_range"))
         return

@@ -15,7 +15,7 @@ from locimem.check import check_float, check_int
 from locimem.errors import InvalidInput
 
 _INTS = {"promote_after", "revive_after", "doubt_after_misses", "move_confirm_after",
-         "promote_after_camera"}
+         "promote_after_camera", "delta_confirm_after", "keyframes_kept"}
 _OPTIONAL = {"human_label_weight", "revive_after"}
 
 
@@ -72,6 +72,12 @@ class TrackerConfig:
     A forgotten object seen again is suppressed; with ``revive_after`` = N, the N-th suppressed
     sighting revives it instead. An object the camera looked at and missed
     ``doubt_after_misses`` times in a row is ``doubted``.
+
+    Prior map (see :meth:`ObjectMemory.load_prior`): an object settled more than
+    ``delta_move_m`` from its prior place opens a ``moved`` delta, a box more than
+    ``delta_size_ratio`` times larger or smaller on any axis a ``geometry`` one; a delta is
+    confirmed after ``delta_confirm_after`` supporting sightings (or looks that missed it).
+    Keyframes: up to ``keyframes_kept`` frames per object are kept as evidence.
     """
 
     tight_radius_m: float = 0.2
@@ -99,6 +105,10 @@ class TrackerConfig:
     merge_min_iou: float = 0.25
     feature_margin: float = 0.1
     feature_label_strict: float = 0.1
+    delta_move_m: float = 0.5
+    delta_size_ratio: float = 1.5
+    delta_confirm_after: int = 3
+    keyframes_kept: int = 5
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -113,10 +123,12 @@ class TrackerConfig:
             raise InvalidInput(f"human_label_weight must be > 0 or None, "
                                f"got {self.human_label_weight}")
         positive = ("tight_radius_m", "drift_radius_m", "tau_s", "position_alpha",
-                    "tau_unseen_s", "suspect_size_ratio")
+                    "tau_unseen_s", "suspect_size_ratio", "delta_move_m")
         for name in positive:
             if getattr(self, name) <= 0:
                 raise InvalidInput(f"{name} must be > 0, got {getattr(self, name)}")
+        if self.delta_size_ratio <= 1.0:
+            raise InvalidInput(f"delta_size_ratio must be > 1, got {self.delta_size_ratio}")
         if self.tight_radius_m > self.drift_radius_m:
             raise InvalidInput(
                 f"tight_radius_m ({self.tight_radius_m}) must not exceed "

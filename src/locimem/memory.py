@@ -7,6 +7,7 @@ transaction. Opening a store rebuilds the state before any new scan is accepted.
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -16,13 +17,23 @@ from locimem.check import (
     check_attributes,
     check_label,
     check_positive,
+    check_quaternion,
     check_scope,
+    check_size,
     check_text,
     check_time,
+    check_unit_interval,
     check_vec,
 )
 from locimem.config import TrackerConfig
 from locimem.errors import InvalidInput, ReadOnly
+from locimem.evidence.deltas import OPEN as OPEN_DELTA
+from locimem.evidence.deltas import detect as detect_deltas
+from locimem.evidence.deltas import reviewed as reviewed_delta
+from locimem.evidence.keyframes import Keyframe, make_candidate
+from locimem.evidence.keyframes import novelty as keyframe_novelty
+from locimem.evidence.keyframes import offer as offer_keyframe
+from locimem.evidence.keyframes import score as keyframe_score
 from locimem.index.vectors import ExactIndex, VectorIndex
 from locimem.model import (
     Camera,
@@ -149,16 +160,31 @@ class ObjectMemory(MemoryReader):
         return self._load_state(from_log=True)
 
     # -- writing ------------------------------------------------------------------------------
-    def _commit(self, records: Sequence[Record]) -> Sequence[Record]:
+    def _commit(self, records: Sequence[Record], camera: Camera | None = None
+                ) -> Sequence[Record]:
         """Apply records to the live state and append them, with the state they changed, in
-        one transaction. If the append fails the state is reloaded from the store."""
+        one transaction. If the append fails the state is reloaded from the store.
+
+        What the records imply is recorded in the same commit: relation changes (RELATION
+        events, already reflected in the state), the frames kept as evidence (KEYFRAME) and
+        differences from the prior map (DELTA)."""
         state = self._state
         lost_after = self._config.lost_after_s
         for record in records:
             apply(state, record, lost_after)
         changes = state.scene.drain()
-        if changes:  # relation changes are recorded in the commit that caused them
-            records = _with_relation_events(state, records, changes)
+        if changes:
+            records = _with_events(state, records, _relation_events(state, changes))
+        derived = []
+        if camera is not None:
+            derived += _keyframe_events(state, records, camera, self._config.keyframes_kept)
+        derived += [(EventKind.DELTA, d["object"], d["label"], d)
+                    for d in detect_deltas(state, records, self._config)]
+        if derived:
+            n = len(records)
+            records = _with_events(state, records, derived)
+            for record in records[n:]:
+                apply(state, record, lost_after)
         delta = _delta(state, records)
         try:
             self.store.append(self._scope, records, delta)
@@ -200,7 +226,7 @@ class ObjectMemory(MemoryReader):
         dets = self._check_scan(t, detections, camera)
         decision = decide(self._state, self._config, t, dets, camera,
                           recorded_at=float(self._clock()), actor=source)
-        records = self._commit(decision.records)
+        records = self._commit(decision.records, camera)
         events = tuple(r for r in records if isinstance(r, Event))
         return ScanResult(commit=decision.records[0].id, t=t,  # type: ignore[union-attr]
                           assignments=decision.assignments, events=events,
@@ -311,6 +337,151 @@ class ObjectMemory(MemoryReader):
         self._commit(records)
         return records[-1]  # type: ignore[return-value]
 
+
+    # -- the prior (long-term) map and its deltas ----------------------------------------------
+    def load_prior(self, entries: Iterable[dict[str, Any]], *, scene: str,
+                   actor: str = "operator", reason: str | None = None) -> list[int]:
+        """Load a prior (long-term) map — a building scanned once, a simulator's scene — in one
+        commit. Each entry is ``{"label", "center", "size"}`` with optional ``"orientation"``
+        (w, x, y, z), ``"attributes"``, ``"confidence"`` (default 1) and ``"id"`` (the map's
+        own id, kept as ``prior_id``). Every entry becomes a confirmed object whose ``source``
+        is ``"prior:<scene>"`` and which is believed until the camera looks and misses it;
+        live evidence that disagrees opens deltas (see :meth:`deltas`). Returns the new ids.
+
+        A memory holds one prior map: :meth:`consolidate` updates it from confirmed deltas.
+        """
+        self._writable("load_prior")
+        scene = check_text(scene, "scene", max_chars=128)
+        actor = check_text(actor, "actor")
+        reason = None if reason is None else check_text(reason, "reason", max_chars=1000)
+        if self._state.prior:
+            raise InvalidInput("this memory already has a prior map; consolidate() updates "
+                               "it from confirmed deltas (load a new one into a new scope)")
+        if isinstance(entries, (str, bytes, dict)) or not hasattr(entries, "__iter__"):
+            raise InvalidInput("entries must be a list of dicts with label, center and size")
+        checked = [_check_prior_entry(i, e, scene) for i, e in enumerate(entries)]
+        if not checked:
+            raise InvalidInput("the prior map holds no entries")
+        state = self._state
+        out = RecordWriter(
+            Commit(id=state.next_commit, kind="prior", t=float(state.now or 0.0),
+                   recorded_at=float(self._clock()), actor=actor, reason=reason,
+                   n_detections=0),
+            state.next_seq,
+        )
+        ids = []
+        for offset, entry in enumerate(checked):
+            oid = state.next_object_id + offset
+            out.event(EventKind.APPEARED, oid, entry["label"], {
+                "label": entry["label"], "center": entry["center"], "size": entry["size"],
+                "source": entry["source"], "prior": True, "attributes": entry["attributes"],
+                "orientation": entry["orientation"]})
+            out.event(EventKind.PROMOTED, oid, entry["label"],
+                      {"to": entry["center"], "size": entry["size"]})
+            out.event(EventKind.PRIOR, oid, entry["label"], {"entry": entry})
+            ids.append(oid)
+        self._commit(out.records)
+        return ids
+
+    def confirm_delta(self, delta_id: int, *, actor: str = "operator",
+                      reason: str | None = None) -> dict[str, Any]:
+        """A person confirms a pending delta (it is then applied by :meth:`consolidate`)."""
+        return self._review_delta(delta_id, "confirmed", ("pending",), actor, reason)
+
+    def reject_delta(self, delta_id: int, *, actor: str = "operator",
+                     reason: str | None = None) -> dict[str, Any]:
+        """A person rejects a pending or confirmed delta. It stays recorded, and the same
+        evidence (the same place, the same loss) does not open it again."""
+        return self._review_delta(delta_id, "rejected", OPEN_DELTA, actor, reason)
+
+    def _review_delta(self, delta_id: int, status: str, allowed: Sequence[str], actor: str,
+                      reason: str | None) -> dict[str, Any]:
+        self._writable(f"{status[:-2]}_delta")
+        delta = self._delta_of(delta_id)
+        actor = check_text(actor, "actor")
+        reason = None if reason is None else check_text(reason, "reason", max_chars=1000)
+        if delta["status"] not in allowed:
+            raise InvalidInput(f"delta {delta_id} is {delta['status']}; only a "
+                               f"{' or '.join(allowed)} delta can be {status}")
+        t = float(self._state.now or 0.0)
+        new = reviewed_delta(delta, status, t, actor, reason)
+        self._meta_commit("review", actor, reason,
+                          [(EventKind.DELTA, new["object"], new["label"], new)])
+        return new
+
+    def consolidate(self, *, actor: str = "operator", reason: str | None = None
+                    ) -> list[dict[str, Any]]:
+        """Apply every confirmed delta to the prior map, in one commit: a moved object's
+        prior place becomes where it was seen, a removed one leaves the map, an added one
+        joins it, a reshaped one takes its new box. Each delta becomes ``applied`` and the
+        PRIOR events record what changed. Returns the applied deltas (none: nothing written).
+        """
+        self._writable("consolidate")
+        actor = check_text(actor, "actor")
+        reason = None if reason is None else check_text(reason, "reason", max_chars=1000)
+        state = self._state
+        t = float(state.now or 0.0)
+        items: list[Derived] = []
+        applied = []
+        for did in sorted(state.deltas):
+            delta = state.deltas[did]
+            if delta["status"] != "confirmed":
+                continue
+            items += self._consolidation(delta)
+            done = reviewed_delta(delta, "applied", t, actor, reason)
+            items.append((EventKind.DELTA, done["object"], done["label"], done))
+            applied.append(done)
+        if items:
+            self._meta_commit("consolidate", actor, reason, items)
+        return applied
+
+    def _consolidation(self, delta: dict[str, Any]) -> list[Derived]:
+        """The PRIOR events that apply one confirmed delta to the prior map."""
+        state = self._state
+        oid, kind = delta["object"], delta["kind"]
+        entry = state.prior.get(oid)
+        if kind == "removed":
+            return [(EventKind.PRIOR, oid, delta["label"], {"removed": True,
+                                                            "delta": delta["id"]})]
+        if kind == "added":
+            obj = state.objects.get(oid)
+            source = obj.source if obj is not None else "tracker"
+            new = {"label": delta["label"], "center": delta["observed"]["center"],
+                   "size": delta["observed"]["size"], "orientation": None,
+                   "attributes": dict(obj.attributes) if obj is not None else {},
+                   "confidence": 1.0, "source": source, "prior_id": None}
+            return [(EventKind.PRIOR, oid, delta["label"], {"entry": new, "delta": delta["id"]})]
+        assert entry is not None  # moved / geometry deltas are about prior objects
+        new = dict(entry)
+        if kind == "moved":
+            new["center"] = delta["observed"]["center"]
+        else:
+            new["size"] = delta["observed"]["size"]
+        update = (EventKind.PRIOR, oid, delta["label"], {"entry": new, "delta": delta["id"]})
+        live, obj = delta.get("live"), state.objects.get(oid)
+        young = state.objects.get(live) if live is not None else None
+        if young is None or obj is None:
+            return [update]
+        # the move was seen as a new identity: the prior object absorbs it (MERGED), so the
+        # map keeps its id and no ghost stays behind at the old place
+        return [(EventKind.MERGED, oid, young.label, {
+            "absorbed": live, "center": list(young.center), "size": list(young.size),
+            "label_mass": dict(sorted(young.label_mass.items())),
+            "n_detections": obj.n_detections + young.n_detections, "label": young.label,
+            "distance_m": math.dist(obj.center, young.center), "delta": delta["id"]}), update]
+
+    def _meta_commit(self, kind: str, actor: str, reason: str | None,
+                     items: Sequence[Derived]) -> None:
+        state = self._state
+        out = RecordWriter(
+            Commit(id=state.next_commit, kind=kind, t=float(state.now or 0.0),
+                   recorded_at=float(self._clock()), actor=actor, reason=reason,
+                   n_detections=0),
+            state.next_seq,
+        )
+        for ev_kind, oid, label, data in items:
+            out.event(ev_kind, oid, label, data)
+        self._commit(out.records)
 
     # -- the scene graph -----------------------------------------------------------------------
     def define_room(self, name: str, polygon_xy: Sequence[Sequence[float]],
@@ -451,6 +622,12 @@ def _delta(state: MemoryState, records: Sequence[Record]) -> StateDelta:
         elif isinstance(r, Event):
             if r.kind in (EventKind.ROOM_DEFINED, EventKind.ROOMS_CONNECTED):
                 delta.rooms = state.scene.rooms.to_dict()
+            elif r.kind is EventKind.PRIOR:
+                delta.prior[r.object_id] = state.prior.get(r.object_id)
+            elif r.kind is EventKind.DELTA:
+                delta.deltas[r.data["id"]] = state.deltas[r.data["id"]]
+            elif r.kind is EventKind.KEYFRAME:
+                delta.keyframes[r.object_id] = state.keyframes[r.object_id]
             elif r.kind is EventKind.FORGOTTEN:
                 delta.removed_objects.append(r.object_id)
                 tombs.add(r.object_id)
@@ -472,24 +649,100 @@ def _delta(state: MemoryState, records: Sequence[Record]) -> StateDelta:
     return delta
 
 
-def _with_relation_events(state: MemoryState, records: Sequence[Record],
-                          changes: Sequence[RelationChange]) -> list[Record]:
-    """Append RELATION events (already reflected in the state: apply ignores them)."""
+Derived = tuple[EventKind, int, str, dict[str, Any]]  # kind, object id, label, data
+
+
+def _with_events(state: MemoryState, records: Sequence[Record],
+                 items: Sequence[Derived]) -> list[Record]:
+    """``records`` with events appended to their commit, numbered after its last record."""
     commit = records[0]
     seq = max(r.seq for r in records[1:] if isinstance(r, (Observation, Event))) + 1 \
         if len(records) > 1 else state.next_seq
     out = list(records)
-    for c in changes:
-        subject = state.objects.get(c.subject)
-        other = state.objects.get(c.object)
-        out.append(Event(seq, commit.id, commit.t, EventKind.RELATION, c.subject,
-                         subject.label if subject else "", {
-                             "relation": c.relation, "object": c.object,
-                             "object_label": other.label if other else "",
-                             "added": c.kind == "added", "confidence": c.confidence}))
+    for kind, oid, label, data in items:
+        out.append(Event(seq, commit.id, commit.t, kind, oid, label, data))
         seq += 1
     state.next_seq = max(state.next_seq, seq)
     return out
+
+
+def _relation_events(state: MemoryState, changes: Sequence[RelationChange]) -> list[Derived]:
+    """RELATION events (already reflected in the state: apply ignores them)."""
+    out: list[Derived] = []
+    for c in changes:
+        subject = state.objects.get(c.subject)
+        other = state.objects.get(c.object)
+        out.append((EventKind.RELATION, c.subject, subject.label if subject else "", {
+            "relation": c.relation, "object": c.object,
+            "object_label": other.label if other else "",
+            "added": c.kind == "added", "confidence": c.confidence}))
+    return out
+
+
+_SMALL_EMBEDDING = 128  # keyframes keep a sighting's embedding up to this width
+
+
+def _keyframe_events(state: MemoryState, records: Sequence[Record], camera: Camera,
+                     n_kept: int) -> list[Derived]:
+    """Offer each object's first sighting in this scan as a keyframe (see
+    :mod:`locimem.evidence.keyframes`); a KEYFRAME event records each frame kept, with the
+    frame it replaced (archived in the log, never dropped)."""
+    commit = records[0]
+    out: list[Derived] = []
+    offered: set[int] = set()
+    for r in records:
+        if not isinstance(r, Observation) or r.object_id is None or r.weight == 0.0:
+            continue
+        obj = state.objects.get(r.object_id)
+        if obj is None or obj.id in offered:
+            continue
+        offered.add(obj.id)
+        kept = tuple(Keyframe.from_dict(k) for k in state.keyframes.get(obj.id, ()))
+        if len(kept) >= n_kept:  # skip the costly visibility when even a perfect view loses
+            best = keyframe_score(1.0, keyframe_novelty(camera.position, obj.center, kept),
+                                  None if camera.depth is None else 1.0)
+            if best <= min(k.score for k in kept):
+                continue
+        feature = r.feature
+        small = feature is not None and feature.shape[0] <= _SMALL_EMBEDDING
+        candidate = make_candidate(
+            camera, obj.center, obj.size, kept, t=commit.t, commit=commit.id, seq=r.seq,
+            intrinsics=camera.intrinsics, image=camera.image,
+            embedding=[float(x) for x in feature] if small else None)  # type: ignore[union-attr]
+        if candidate.coverage == 0.0:  # the frame does not cover the object: no view of it
+            continue
+        new_kept, archived, was_kept = offer_keyframe(kept, candidate, n_kept)
+        if was_kept:
+            out.append((EventKind.KEYFRAME, obj.id, obj.label, {
+                "kept": [k.to_dict() for k in new_kept],
+                "archived": None if archived is None else archived.to_dict()}))
+    return out
+
+
+def _check_prior_entry(i: int, entry: Any, scene: str) -> dict[str, Any]:
+    """One prior-map entry, validated and in its stored form."""
+    if not isinstance(entry, dict):
+        raise InvalidInput(f"prior entry {i} must be a dict with label, center and size")
+    unknown = sorted(set(entry) - {"label", "center", "size", "orientation", "attributes",
+                                   "confidence", "id"})
+    if unknown:
+        raise InvalidInput(f"prior entry {i} has unknown field(s): {', '.join(unknown)}")
+    orientation = entry.get("orientation")
+    prior_id = entry.get("id")
+    if prior_id is not None and not isinstance(prior_id, (str, int)):
+        raise InvalidInput(f"prior entry {i}: id must be a string or an integer")
+    return {
+        "label": check_label(entry.get("label")),
+        "center": list(check_vec(entry.get("center"), f"prior entry {i} center", 3)),
+        "size": list(check_size(entry.get("size"), f"prior entry {i} size")),
+        "orientation": None if orientation is None else list(
+            check_quaternion(orientation, f"prior entry {i} orientation")),
+        "attributes": check_attributes(entry.get("attributes") or {}),
+        "confidence": check_unit_interval(entry.get("confidence", 1.0),
+                                          f"prior entry {i} confidence"),
+        "source": f"prior:{scene}",
+        "prior_id": prior_id,
+    }
 
 
 def _check_encoder(encoder: Any) -> Encoder | None:

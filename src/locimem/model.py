@@ -20,6 +20,7 @@ from locimem.check import (
     check_positive,
     check_quaternion,
     check_size,
+    check_text,
     check_track_id,
     check_unit_interval,
     check_vec,
@@ -151,6 +152,9 @@ class Camera:
         vfov_deg: vertical field of view in degrees, in (0, 180).
         depth: optional (h, w) array of forward distances (metres, along pinhole rays), top row
             first, left column first; non-finite or <= 0 means "no reading".
+        image: optional path (or URI) of the image this scan came from, kept with the
+            object's keyframe evidence.
+        intrinsics: optional pinhole intrinsics (fx, fy, cx, cy, width, height) in pixels.
     """
 
     position: Vec3
@@ -159,6 +163,8 @@ class Camera:
     range_m: float
     vfov_deg: float = 60.0
     depth: np.ndarray | None = field(default=None, compare=False)
+    image: str | None = None
+    intrinsics: tuple[float, float, float, float, float, float] | None = None
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -177,6 +183,14 @@ class Camera:
             depth = depth.copy()
             depth.setflags(write=False)
             set_(self, "depth", depth)
+        if self.image is not None:
+            set_(self, "image", check_text(self.image, "camera.image", max_chars=4096))
+        if self.intrinsics is not None:
+            values = check_vec(self.intrinsics, "camera.intrinsics", 6)
+            if min(values) < 0 or values[0] <= 0 or values[1] <= 0:
+                raise InvalidInput("camera.intrinsics must be (fx, fy, cx, cy, width, height) "
+                                   "in pixels, with fx, fy > 0")
+            set_(self, "intrinsics", values)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (the depth image is summarised by its shape, not stored)."""
@@ -189,6 +203,10 @@ class Camera:
         }
         if self.depth is not None:
             out["depth_shape"] = list(self.depth.shape)
+        if self.image is not None:
+            out["image"] = self.image
+        if self.intrinsics is not None:
+            out["intrinsics"] = list(self.intrinsics)
         return out
 
 

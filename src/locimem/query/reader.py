@@ -7,6 +7,7 @@ the audit trail still says who forgot what, when and why.
 
 from __future__ import annotations
 
+import copy
 import heapq
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -15,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 from locimem.check import check_int, check_label, check_positive, check_time, check_vec
 from locimem.config import TrackerConfig
 from locimem.errors import InvalidInput, NotFound, StoreClosed
+from locimem.evidence.deltas import DELTA_KINDS, DELTA_STATUSES
+from locimem.evidence.keyframes import Keyframe
 from locimem.index.vectors import VectorIndex
 from locimem.model import (
     AuditEntry,
@@ -445,6 +448,57 @@ class MemoryReader:
         """Landmarks marked ``anchor=True`` with :meth:`ObjectMemory.set_attributes`."""
         return [self._view(o) for o in self._visible() if o.attributes.get("anchor") is True]
 
+    # -- the prior map, its deltas and keyframe evidence --------------------------------------
+    def prior_map(self) -> dict[int, dict[str, Any]]:
+        """The prior (long-term) map: object id -> entry (``label``, ``center``, ``size``,
+        ``orientation``, ``attributes``, ``confidence``, ``source``, ``prior_id``); empty until
+        :meth:`ObjectMemory.load_prior`. Copies: changing them changes nothing."""
+        hidden = self._hidden()
+        return {oid: copy.deepcopy(e) for oid, e in sorted(self._state.prior.items())
+                if oid not in hidden}
+
+    def deltas(self, status: str | Iterable[str] | None = None, *, kind: str | None = None
+               ) -> list[dict[str, Any]]:
+        """Differences between live evidence and the prior map, oldest first: each a dict
+        with ``id``, ``kind`` (moved, removed, added, geometry), ``status`` (pending,
+        confirmed, rejected, applied), ``object`` (the prior object; ``live``: the identity
+        the evidence came to, when the tracker gave it a new one), ``label``, ``prior`` and
+        ``observed`` boxes, ``evidence`` (``n`` sightings or misses, ``first_t``, ``last_t``)
+        and ``history`` (each status, by whom, why). Copies."""
+        wanted = _check_choice(status, DELTA_STATUSES, "status")
+        kinds = _check_choice(kind, DELTA_KINDS, "kind")
+        hidden = self._hidden()
+        return [copy.deepcopy(d) for _, d in sorted(self._state.deltas.items())
+                if (wanted is None or d["status"] in wanted) and (kinds is None or d["kind"]
+                                                                   in kinds)
+                and d["object"] not in hidden and d.get("live") not in hidden]
+
+    def delta(self, delta_id: int) -> dict[str, Any]:
+        """One delta by id (NotFound if there is none)."""
+        return copy.deepcopy(self._delta_of(delta_id))
+
+    def _delta_of(self, delta_id: int) -> dict[str, Any]:
+        if isinstance(delta_id, bool) or not isinstance(delta_id, int):
+            raise InvalidInput(f"delta id must be an integer, got {delta_id!r}")
+        delta = self._state.deltas.get(delta_id)
+        if delta is None:
+            raise NotFound(f"no delta {delta_id} in scope {self._scope!r}")
+        return delta
+
+    def keyframes(self, object_id: int) -> list[Keyframe]:
+        """The frames kept as evidence that the object was seen (at most
+        ``TrackerConfig.keyframes_kept``), in the order they were kept."""
+        obj = self._object(object_id)
+        return [Keyframe.from_dict(k) for k in self._state.keyframes.get(obj.id, ())]
+
+    def archived_keyframes(self, object_id: int) -> list[Keyframe]:
+        """The frames that were kept for the object and later replaced by better ones, oldest
+        first (read from the log's KEYFRAME events: nothing is dropped)."""
+        obj = self._object(object_id)
+        return [Keyframe.from_dict(ev.data["archived"]) for ev in self.store.events(
+            self._scope, kind=[EventKind.KEYFRAME.value], object_id=obj.id,
+            until_commit=self._until_commit) if ev.data.get("archived") is not None]
+
     def describe(self, object_id: int) -> str:
         """One honest line: label (and color), what it is on or in, its room, when it was last
         seen — worded by its trust state ("is on the table" only when confirmed)."""
@@ -722,3 +776,18 @@ def _check_statuses(status: Any) -> set[ObjectStatus] | None:
 def _check_kinds(kind: Any) -> list[str] | None:
     found = _check_enums(kind, EventKind, "kind", str.upper)
     return None if found is None else [k.value for k in found]
+
+
+def _check_choice(value: Any, allowed: tuple[str, ...], name: str) -> set[str] | None:
+    """None, one of ``allowed``, or several of them, as a set (None: no filter)."""
+    if value is None:
+        return None
+    values = [value] if isinstance(value, str) else value
+    if not hasattr(values, "__iter__"):
+        raise InvalidInput(f"{name} must be one of {', '.join(allowed)} (or a list of them)")
+    out = set()
+    for v in values:
+        if v not in allowed:
+            raise InvalidInput(f"unknown {name} {v!r}; use one of {', '.join(allowed)}")
+        out.add(v)
+    return out

@@ -44,16 +44,22 @@ def group_changes(events: Iterable[Event]) -> list[ObjectChanges]:
     for ev in events:
         if ev.object_id == 0:  # maintenance
             continue
-        if ev.kind in CHANGE_WORDS or ev.kind.value == "RELATION":
+        if ev.kind in CHANGE_WORDS or ev.kind in (EventKind.RELATION, EventKind.DELTA,
+                                                   EventKind.PRIOR):
             grouped.setdefault(ev.object_id, []).append(ev)
     out = []
     for oid, evs in grouped.items():
         words = []
         for ev in evs:
-            if ev.kind.value == "RELATION":
-                d = ev.data
+            d = ev.data
+            if ev.kind is EventKind.RELATION:
                 words.append(f"{'now' if d['added'] else 'no longer'} {d['relation']} "
                              f"#{d['object']} {d.get('object_label', '')}".rstrip())
+            elif ev.kind is EventKind.DELTA:  # a difference from the prior map
+                words.append(f"{d['kind']} vs the prior map: {d['status']} (delta {d['id']})")
+            elif ev.kind is EventKind.PRIOR:
+                words.append("removed from the prior map" if d.get("removed")
+                             else "prior map updated")
             else:
                 words.append(CHANGE_WORDS[ev.kind])
         out.append(ObjectChanges(oid, evs[-1].label, tuple(words), tuple(evs), evs[0].t,

@@ -225,6 +225,10 @@ def new_object(ev: Event) -> ObjectState:
         place_size=tuple(data["size"]),  # type: ignore[arg-type]
         place_t=ev.t,
         source=data.get("source", "tracker"),
+        attributes=dict(data.get("attributes", {})),
+        orientation=None if data.get("orientation") is None else tuple(data["orientation"]),
+        # a prior-map entry: believed until the camera looks and misses it, not timed out
+        seen_camera=bool(data.get("prior", False)),
     )
     if "split_from" in data:  # born from another identity's held sightings
         obj.label_mass = dict(data["label_mass"])

@@ -1,0 +1,233 @@
+"""Deltas: where live evidence disagrees with the prior (long-term) map.
+
+A prior map is loaded once (:meth:`ObjectMemory.load_prior`): each entry also becomes a live
+object with the same id, so the tracker matches live detections to it as to any object. After
+each scan, :func:`detect` compares what the scan changed with the prior map and opens or
+advances deltas:
+
+- ``moved``: a prior object settled more than ``delta_move_m`` from its prior place — or, when
+  the tracker gave the sighting a new identity (the place was too far for association), a new
+  object with the label of a prior object that has no live support (never seen live, or
+  lost); the new identity is then the delta's ``live`` object.
+- ``removed``: a prior object was LOST (the camera looked where it should be and missed it).
+- ``added``: an object with no prior entry was promoted, and no unsupported prior object has
+  its label.
+- ``geometry``: a prior object's box differs from its prior box by more than
+  ``delta_size_ratio`` on some axis.
+
+A delta is ``pending`` until ``delta_confirm_after`` supporting sightings (for ``removed``: the
+misses that lost it) make it ``confirmed``; contrary evidence (the object seen back at its
+prior place, or seen again after it was lost) or a person makes it ``rejected``; and
+:meth:`ObjectMemory.consolidate` turns confirmed deltas into ``applied`` by updating the prior
+map. Every change is a DELTA event carrying the delta whole, so replay restores it exactly. A
+rejected delta stays recorded, and the same evidence (the same place, the same loss) does not
+open it again.
+
+Everything here is pure: the same state and records give the same deltas.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from locimem.config import TrackerConfig
+from locimem.model import Commit, Event, EventKind, Observation
+from locimem.tracker.state import MemoryState, ObjectState
+
+__all__ = ["DELTA_KINDS", "DELTA_STATUSES", "OPEN", "detect", "reviewed"]
+
+DELTA_KINDS = ("moved", "removed", "added", "geometry")
+DELTA_STATUSES = ("pending", "confirmed", "rejected", "applied")
+OPEN = ("pending", "confirmed")
+
+
+def detect(state: MemoryState, records: Sequence[Any], config: TrackerConfig) -> list[dict]:
+    """The deltas one applied commit opens or changes (each a whole new value)."""
+    if not state.prior or not records or not isinstance(records[0], Commit):
+        return []
+    t = records[0].t
+    seen: dict[int, int] = defaultdict(int)  # sightings that moved the object, per object
+    kinds: dict[int, set[EventKind]] = defaultdict(set)
+    for r in records:
+        if isinstance(r, Observation) and r.object_id is not None and r.weight > 0.0:
+            seen[r.object_id] += 1
+        elif isinstance(r, Event):
+            kinds[r.object_id].add(r.kind)
+    run = _Detector(state, config, t)
+    for oid in sorted(set(seen) | set(kinds)):
+        run.object(oid, seen.get(oid, 0), kinds.get(oid, set()))
+    return run.out
+
+
+def reviewed(delta: dict, status: str, t: float, by: str, reason: str | None) -> dict:
+    """A copy of ``delta`` with a new status and a history line saying who and why."""
+    out = dict(delta)
+    out["status"] = status
+    out["history"] = [*delta["history"], {"t": t, "status": status, "by": by,
+                                          "reason": reason}]
+    return out
+
+
+def _box(obj: ObjectState) -> dict[str, list[float]]:
+    return {"center": list(obj.place), "size": list(obj.size)}
+
+
+class _Detector:
+    def __init__(self, state: MemoryState, config: TrackerConfig, t: float) -> None:
+        self.state, self.config, self.t = state, config, t
+        self.out: list[dict] = []
+        self.next_id = max(state.deltas, default=0) + 1
+        self.open: dict[tuple[int, str], dict] = {}
+        self.rejected: dict[tuple[int, str], list[dict]] = defaultdict(list)
+        for d in state.deltas.values():
+            key = (d.get("live", d["object"]), d["kind"])
+            if d["status"] in OPEN:
+                self.open[key] = d
+            elif d["status"] == "rejected":
+                self.rejected[key].append(d)
+
+    # -- writing ------------------------------------------------------------------------------
+    def _new(self, kind: str, oid: int, label: str, prior: dict | None, observed: dict | None,
+             n: int, why: str, live: int | None = None) -> None:
+        status = "confirmed" if n >= self.config.delta_confirm_after else "pending"
+        delta: dict[str, Any] = {
+            "id": self.next_id, "kind": kind, "object": oid, "label": label,
+            "prior": prior, "observed": observed, "status": status, "opened_at": self.t,
+            "evidence": {"n": n, "first_t": self.t, "last_t": self.t},
+            "history": [{"t": self.t, "status": status, "by": "evidence", "reason": why}],
+        }
+        if live is not None and live != oid:
+            delta["live"] = live
+        self.next_id += 1
+        self.out.append(delta)
+        self.open[(live if live is not None else oid, kind)] = delta
+
+    def _support(self, d: dict, n: int, observed: dict | None = None) -> None:
+        new = dict(d)
+        ev = dict(d["evidence"])
+        ev["n"] += n
+        ev["last_t"] = self.t
+        new["evidence"] = ev
+        if observed is not None:
+            new["observed"] = observed
+        if d["status"] == "pending" and ev["n"] >= self.config.delta_confirm_after:
+            new = reviewed(new, "confirmed", self.t, "evidence",
+                           f"{ev['n']} supporting sightings")
+        self._replace(d, new)
+
+    def _reject(self, d: dict, why: str) -> None:
+        self._replace(d, reviewed(d, "rejected", self.t, "evidence", why))
+
+    def _replace(self, old: dict, new: dict) -> None:
+        key = (old.get("live", old["object"]), old["kind"])
+        self.out = [x for x in self.out if x["id"] != new["id"]] + [new]
+        if new["status"] in OPEN:
+            self.open[key] = new
+        else:
+            self.open.pop(key, None)
+            if new["status"] == "rejected":
+                self.rejected[key].append(new)
+
+    # -- rules --------------------------------------------------------------------------------
+    def object(self, oid: int, n_seen: int, kinds: set[EventKind]) -> None:
+        state, config = self.state, self.config
+        obj = state.objects.get(oid)
+        entry = state.prior.get(oid)
+        if entry is None:
+            if obj is not None:
+                self._unmapped(obj, n_seen, kinds)
+            return
+        prior_box = {"center": entry["center"], "size": entry["size"]}
+        removed = self.open.get((oid, "removed"))
+        if EventKind.LOST in kinds and obj is not None and removed is None:
+            if not any(d["evidence"].get("lost_at") == obj.lost_at
+                       for d in self.rejected[(oid, "removed")]):
+                self._new("removed", oid, obj.label, prior_box, None, max(1, obj.n_missed),
+                          "the camera looked and it was not there")
+                self.open[(oid, "removed")]["evidence"]["lost_at"] = obj.lost_at
+        elif removed is not None and (n_seen or EventKind.REACQUIRED in kinds):
+            self._reject(removed, "seen again")
+        if obj is None or obj.lost or not n_seen:
+            return
+        # seen at its own identity: is it still where the prior map has it?
+        far = math.dist(obj.place, entry["center"]) > config.delta_move_m
+        moved = self.open.get((oid, "moved"))
+        if far:
+            if moved is None:
+                if not self._same_as_rejected(oid, "moved", obj.place):
+                    self._new("moved", oid, obj.label, prior_box, _box(obj), n_seen,
+                              "settled away from its prior place")
+            elif math.dist(obj.place, moved["observed"]["center"]) <= config.delta_move_m:
+                self._support(moved, n_seen)
+            else:  # moved again: the evidence starts over at the new place
+                self._replace(moved, reviewed(
+                    {**moved, "observed": _box(obj),
+                     "evidence": {"n": n_seen, "first_t": self.t, "last_t": self.t}},
+                    "pending", self.t, "evidence", "settled at another place"))
+        elif moved is not None:
+            self._reject(moved, "seen at its prior place")
+        # the prior object seen where the map has it: a new identity's claim that it moved
+        # there is contradicted
+        if not far:
+            for d in list(self.open.values()):
+                if d["kind"] == "moved" and d["object"] == oid and "live" in d:
+                    self._reject(d, "the prior object was seen at its prior place")
+        ratio = max(max(a / b, b / a) for a, b in zip(obj.size, entry["size"], strict=True)
+                    if a > 0 and b > 0)
+        reshaped = self.open.get((oid, "geometry"))
+        if ratio > config.delta_size_ratio:
+            if reshaped is None:
+                if not self._same_as_rejected(oid, "geometry", obj.place):
+                    self._new("geometry", oid, obj.label, prior_box, _box(obj), n_seen,
+                              f"its box differs from the prior box by {ratio:.2f}x")
+            else:
+                self._support(reshaped, n_seen, _box(obj))
+        elif reshaped is not None:
+            self._reject(reshaped, "its box matches the prior box again")
+
+    def _unmapped(self, obj: ObjectState, n_seen: int, kinds: set[EventKind]) -> None:
+        """An object the prior map does not have: an addition, or a prior object that moved
+        too far for the tracker to keep its identity."""
+        for kind in ("moved", "added"):
+            d = self.open.get((obj.id, kind))
+            if d is not None:
+                if n_seen and not obj.lost:
+                    self._support(d, n_seen, _box(obj))
+                return
+        if EventKind.PROMOTED not in kinds or obj.lost:
+            return
+        twin = self._unsupported_twin(obj)
+        if twin is not None:
+            if not self._same_as_rejected(obj.id, "moved", obj.place):
+                entry = self.state.prior[twin]
+                self._new("moved", twin, obj.label,
+                          {"center": entry["center"], "size": entry["size"]}, _box(obj),
+                          n_seen, f"a new sighting of its label, #{obj.id}, "
+                          "while it has not been seen at its prior place", live=obj.id)
+        elif not self.rejected[(obj.id, "added")]:
+            self._new("added", obj.id, obj.label, None, _box(obj), n_seen,
+                      "not in the prior map")
+
+    def _unsupported_twin(self, obj: ObjectState) -> int | None:
+        """The nearest prior object with this label that live evidence does not support
+        (never seen live, or lost), and that no open delta already explains."""
+        best: tuple[float, int] | None = None
+        claimed = {d["object"] for d in self.open.values() if d["kind"] == "moved"}
+        for pid, entry in self.state.prior.items():
+            live = self.state.objects.get(pid)
+            if entry["label"] != obj.label or pid in claimed or pid == obj.id:
+                continue
+            if live is not None and live.n_detections > 0 and not live.lost:
+                continue
+            d = math.dist(entry["center"], obj.place)
+            if best is None or (d, pid) < best:
+                best = (d, pid)
+        return None if best is None else best[1]
+
+    def _same_as_rejected(self, live: int, kind: str, place: Sequence[float]) -> bool:
+        """A person (or evidence) rejected this kind of delta for this object at this place."""
+        return any(d["observed"] is not None and math.dist(d["observed"]["center"], place)
+                   <= self.config.delta_move_m for d in self.rejected[(live, kind)])

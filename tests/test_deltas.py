@@ -1,0 +1,201 @@
+"""The prior (long-term) map and its deltas: moved, removed, added and reshaped objects, each
+pending until evidence confirms it, rejectable, and applied by consolidate() — all recorded."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from locimem import Camera, Detection, EventKind, ObjectMemory
+from locimem.errors import InvalidInput, NotFound, ReadOnly
+
+TABLE = {"label": "kitchen table", "center": [1.0, 1.0, 0.375], "size": [1.2, 0.8, 0.75]}
+MUG = {"label": "mug", "center": [1.2, 1.0, 0.8], "size": [0.08, 0.08, 0.1], "id": "mug-7"}
+COUNTER = {"label": "counter", "center": [4.0, 1.0, 0.45], "size": [1.0, 0.6, 0.9]}
+MUG_ON_COUNTER = Detection("mug", 0.9, (4.1, 1.0, 0.95), (0.08, 0.08, 0.1))
+SEEN_COUNTER = Detection("counter", 0.9, (4.0, 1.0, 0.45), (1.0, 0.6, 0.9))
+
+
+def _prior(tmp_path: Path) -> ObjectMemory:
+    mem = ObjectMemory.open(tmp_path / "m.loci", scope="home")
+    assert mem.load_prior([TABLE, MUG, COUNTER], scene="first scan", actor="mapper") == [1, 2, 3]
+    return mem
+
+
+def _scans(mem: ObjectMemory, t0: float, n: int, dets: list[Detection], **kw: object) -> None:
+    for k in range(n):
+        mem.observe(t0 + k, dets, **kw)  # type: ignore[arg-type]
+
+
+def _summary(mem: ObjectMemory) -> list[tuple]:
+    return [(d["id"], d["kind"], d["status"], d["object"], d.get("live")) for d in mem.deltas()]
+
+
+def test_a_loaded_prior_map_is_a_set_of_confirmed_objects_told_apart_by_source(
+        tmp_path: Path) -> None:
+    with _prior(tmp_path) as mem:
+        objs = mem.objects(status=None)
+        assert [(o.id, o.label, o.status.value, o.source) for o in objs] == [
+            (1, "kitchen table", "confirmed", "prior:first scan"),
+            (2, "mug", "confirmed", "prior:first scan"),
+            (3, "counter", "confirmed", "prior:first scan")]
+        assert mem.prior_map()[2] == {
+            "label": "mug", "center": [1.2, 1.0, 0.8], "size": [0.08, 0.08, 0.1],
+            "orientation": None, "attributes": {}, "confidence": 1.0,
+            "source": "prior:first scan", "prior_id": "mug-7"}
+        assert mem.deltas() == []
+        mem.observe(1.0, [Detection("book", 0.9, (9.0, 9.0, 0.1), (0.2, 0.2, 0.05))],
+                    source="head-cam/yolo")
+        assert mem.get(4).source == "head-cam/yolo"
+        assert [a.actor for a in mem.audit()] == ["mapper", "head-cam/yolo"]
+        # prior objects are believed until looked at: an hour later, still confirmed
+        mem.observe(3600.0, [])
+        assert [o.id for o in mem.objects(status="confirmed")] == [1, 2, 3]
+
+
+def test_the_mug_moved_to_the_counter_pending_confirmed_applied(tmp_path: Path) -> None:
+    mem = _prior(tmp_path)
+    _scans(mem, 1.0, 6, [MUG_ON_COUNTER, SEEN_COUNTER])  # promoted at the 6th sighting
+    assert _summary(mem) == [(1, "moved", "pending", 2, 4)]
+    delta = mem.delta(1)
+    assert delta["prior"] == {"center": [1.2, 1.0, 0.8], "size": [0.08, 0.08, 0.1]}
+    assert delta["observed"]["center"] == pytest.approx([4.1, 1.0, 0.95])
+    assert delta["evidence"] == {"n": 1, "first_t": 6.0, "last_t": 6.0}
+    _scans(mem, 7.0, 1, [MUG_ON_COUNTER])
+    assert _summary(mem) == [(1, "moved", "pending", 2, 4)]
+    _scans(mem, 8.0, 1, [MUG_ON_COUNTER])
+    assert _summary(mem) == [(1, "moved", "confirmed", 2, 4)]
+    assert mem.delta(1)["evidence"]["n"] == 3
+    assert mem.prior_map()[2]["center"] == [1.2, 1.0, 0.8]  # not applied yet
+    changes = {c.object_id: c.changes for c in mem.changes_since(1.0)}
+    assert changes[2] == ("moved vs the prior map: pending (delta 1)",) * 2 + (
+        "moved vs the prior map: confirmed (delta 1)",)  # each sighting is recorded
+    applied = mem.consolidate(actor="alice", reason="weekly review")
+    assert [(d["id"], d["status"]) for d in applied] == [(1, "applied")]
+    assert [h["status"] for h in mem.delta(1)["history"]] == ["pending", "confirmed", "applied"]
+    assert mem.delta(1)["history"][-1]["by"] == "alice"
+    # the long-term map has the mug on the counter, under its prior id; no ghost at the table
+    assert mem.prior_map()[2]["center"] == pytest.approx([4.1, 1.0, 0.95])
+    mugs = [o for o in mem.objects(status=None) if o.label == "mug"]
+    assert [(o.id, o.center) for o in mugs] == [(2, pytest.approx((4.1, 1.0, 0.95)))]
+    with pytest.raises(NotFound, match="merged into #2"):
+        mem.get(4)
+    assert mem.near((1.2, 1.0, 0.8), 0.3) == []
+    assert mem.consolidate() == []  # nothing left to apply: nothing written
+    n_commits = len(mem.audit())
+    assert mem.consolidate() == [] and len(mem.audit()) == n_commits
+    assert mem.snapshot() == mem.rebuild_from_log().snapshot()
+    snap = mem.snapshot()
+    mem.close()
+    with ObjectMemory.open(tmp_path / "m.loci", scope="home", read_only=True) as again:
+        assert again.snapshot() == snap
+        assert [d["status"] for d in again.deltas()] == ["applied"]
+
+
+def test_a_rejected_delta_stays_recorded_and_the_same_evidence_does_not_reopen_it(
+        tmp_path: Path) -> None:
+    mem = _prior(tmp_path)
+    _scans(mem, 1.0, 6, [MUG_ON_COUNTER, SEEN_COUNTER])
+    rejected = mem.reject_delta(1, actor="bob", reason="that is my second mug")
+    assert rejected["status"] == "rejected" and rejected["history"][-1]["by"] == "bob"
+    _scans(mem, 7.0, 10, [MUG_ON_COUNTER, SEEN_COUNTER])
+    assert _summary(mem) == [(1, "moved", "rejected", 2, 4)]
+    assert mem.consolidate() == []
+    assert mem.prior_map()[2]["center"] == [1.2, 1.0, 0.8]
+    with pytest.raises(InvalidInput, match="delta 1 is rejected"):
+        mem.confirm_delta(1)
+    assert mem.snapshot() == mem.rebuild_from_log().snapshot()
+    mem.close()
+
+
+def test_contrary_evidence_rejects_a_move(tmp_path: Path) -> None:
+    mem = _prior(tmp_path)
+    _scans(mem, 1.0, 6, [MUG_ON_COUNTER, SEEN_COUNTER])
+    assert _summary(mem) == [(1, "moved", "pending", 2, 4)]
+    mug_home = Detection("mug", 0.9, tuple(MUG["center"]), tuple(MUG["size"]))
+    mem.observe(7.0, [mug_home])  # the prior mug, seen where the map has it
+    assert _summary(mem) == [(1, "moved", "rejected", 2, 4)]
+    assert mem.delta(1)["history"][-1] == {
+        "t": 7.0, "status": "rejected", "by": "evidence",
+        "reason": "the prior object was seen at its prior place"}
+    mem.close()
+
+
+def test_a_prior_object_the_camera_sees_through_is_a_removed_delta(tmp_path: Path) -> None:
+    mem = _prior(tmp_path)
+    # looking at the table from the counter side (yaw 180 degrees), depth far beyond it
+    camera = Camera((3.0, 1.0, 1.0), (0.0, 0.0, 0.0, 1.0), fov_deg=90.0, range_m=5.0,
+                    depth=np.full((48, 64), 20.0))
+    for k in range(12):
+        mem.observe(5.0 * (k + 1), [SEEN_COUNTER], camera=camera)
+        if any(d["kind"] == "removed" for d in mem.deltas()):
+            break
+    removed = [d for d in mem.deltas() if d["kind"] == "removed"]
+    assert [(d["object"], d["status"], d["evidence"]["n"]) for d in removed] == [
+        (2, "confirmed", 7)]  # the seven looks that lost it
+    applied = mem.consolidate()
+    assert {d["object"] for d in applied} == {d["object"] for d in removed}
+    assert 2 not in mem.prior_map() and 3 in mem.prior_map()
+    assert mem.snapshot() == mem.rebuild_from_log().snapshot()
+    mem.close()
+
+
+def test_an_object_not_in_the_prior_map_is_an_added_delta(tmp_path: Path) -> None:
+    mem = _prior(tmp_path)
+    plant = Detection("plant", 0.9, (6.0, 3.0, 0.3), (0.3, 0.3, 0.6))
+    _scans(mem, 1.0, 6, [plant])
+    assert _summary(mem) == [(1, "added", "pending", 4, None)]
+    mem.confirm_delta(1, actor="alice", reason="yes, new plant")
+    mem.consolidate()
+    assert mem.prior_map()[4]["label"] == "plant"
+    assert mem.prior_map()[4]["source"] == "tracker"
+    mem.close()
+
+
+def test_a_reshaped_prior_object_is_a_geometry_delta(tmp_path: Path) -> None:
+    mem = _prior(tmp_path)
+    longer = Detection("kitchen table", 0.9, (1.0, 1.0, 0.375), (2.2, 0.8, 0.75))
+    _scans(mem, 1.0, 12, [longer])
+    assert _summary(mem) == [(1, "geometry", "confirmed", 1, None)]
+    mem.consolidate()
+    assert mem.prior_map()[1]["size"][0] > 1.8
+    mem.close()
+
+
+def test_bad_prior_input_and_bad_reviews_write_nothing(tmp_path: Path) -> None:
+    mem = ObjectMemory.open(tmp_path / "m.loci", scope="home")
+    for bad, match in [([{"label": "mug", "center": [0, 0], "size": [1, 1, 1]}], "center"),
+                       ([{"label": "mug", "center": [0, 0, 0]}], "size"),
+                       ([{"label": "mug", "center": [0, 0, 0], "size": [1, 1, 1],
+                          "colour": "red"}], "unknown field"),
+                       ([TABLE, "chair"], "prior entry 1 must be a dict"),
+                       ([], "no entries"), ("mug", "list of dicts")]:
+        with pytest.raises(InvalidInput, match=match):
+            mem.load_prior(bad, scene="s")  # type: ignore[arg-type]
+    assert mem.audit() == [] and mem.prior_map() == {}
+    mem.load_prior([TABLE], scene="s")
+    with pytest.raises(InvalidInput, match="already has a prior map"):
+        mem.load_prior([MUG], scene="again")
+    with pytest.raises(NotFound, match="no delta 9"):
+        mem.reject_delta(9)
+    with pytest.raises(InvalidInput, match="unknown status"):
+        mem.deltas(status="maybe")
+    assert len(mem.audit()) == 1
+    mem.close()
+    with ObjectMemory.open(tmp_path / "m.loci", scope="home", read_only=True) as ro, \
+            pytest.raises(ReadOnly):
+        ro.consolidate()
+
+
+def test_delta_and_prior_events_are_in_the_log(tmp_path: Path) -> None:
+    mem = _prior(tmp_path)
+    _scans(mem, 1.0, 8, [MUG_ON_COUNTER, SEEN_COUNTER])
+    mem.consolidate()
+    kinds = [e.kind for e in mem.events(kind=[EventKind.DELTA, EventKind.PRIOR])]
+    assert kinds == [EventKind.PRIOR] * 3 + [EventKind.DELTA] * 3 + [EventKind.PRIOR,
+                                                                     EventKind.DELTA]
+    merged = mem.events(kind=EventKind.MERGED)
+    assert [(e.object_id, e.data["absorbed"], e.data["delta"]) for e in merged] == [(2, 4, 1)]
+    mem.close()

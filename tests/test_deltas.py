@@ -199,3 +199,14 @@ def test_delta_and_prior_events_are_in_the_log(tmp_path: Path) -> None:
     merged = mem.events(kind=EventKind.MERGED)
     assert [(e.object_id, e.data["absorbed"], e.data["delta"]) for e in merged] == [(2, 4, 1)]
     mem.close()
+
+
+def test_the_agent_layer_reads_deltas_in_recent_changes(tmp_path: Path) -> None:
+    mem = _prior(tmp_path)
+    _scans(mem, 1.0, 8, [MUG_ON_COUNTER, SEEN_COUNTER])
+    out = mem.tools().call("recent_changes", {"since_t": 5.0})
+    mug = next(c for c in out["changes"] if c["id"] == 2)
+    assert mug["changes"] == ["moved vs the prior map: pending (delta 1)",
+                              "moved vs the prior map: confirmed (delta 1)"]
+    assert [c["id"] for c in out["changes"]] == [4, 2]
+    mem.close()

@@ -125,3 +125,20 @@ def test_a_failed_migration_rolls_back_and_keeps_the_backup(tmp_path: Path,
         assert Path(mem.store.backup_path).name == "store_v1.loci.backup-v1-2"
         assert mem.snapshot() == mem.rebuild_from_log().snapshot()
     assert (tmp_path / "store_v1.loci.backup-v1").exists()
+
+
+def test_the_v2_fixture_opens_without_migrating_and_replays_exactly(tmp_path: Path) -> None:
+    path = _copy(tmp_path, "store_v2.loci")
+    assert _meta(path)[:2] == ("2", ALL_MIGRATIONS)
+    with ObjectMemory.open(path, scope="home", read_only=True) as mem:
+        assert mem.snapshot() == mem.rebuild_from_log().snapshot()
+        assert [(d["id"], d["kind"], d["status"], d["object"], d.get("live"))
+                for d in mem.deltas()] == [(1, "moved", "applied", 2, 4),
+                                           (2, "added", "rejected", 5, None)]
+        assert mem.prior_map()[2]["center"] == [4.1, 1.0, 0.95]
+        assert [(o.id, o.source, o.label_by) for o in mem.objects(status=None)] == [
+            (1, "prior:survey", "alice"), (2, "prior:survey", None),
+            (3, "prior:survey", None), (5, "head-cam/yolo", None)]
+        assert (len(mem.keyframes(3)), len(mem.archived_keyframes(3))) == (2, 1)
+    with ObjectMemory.open(path, scope="home") as mem:
+        assert mem.store.backup_path is None

@@ -231,6 +231,7 @@ class TrackedObject:
     corrected_label: str | None = None  # a person's label, which the vote does not overturn
     source: str = "tracker"  # who first reported it (a pipeline, a prior map, a person)
     label_by: str | None = None  # who set ``corrected_label``
+    level: str = "item"  # in the scene graph: "furniture" or "item" (rooms are not objects)
 
     def distance_to(self, point: Vec3) -> float:
         """Euclidean distance in metres from the object's centre to ``point``."""

@@ -703,13 +703,15 @@ class RoomInfo:
 class RelationInfo:
     """``subject relation object`` ("#4 on #2") with its confidence in (0, 1], holding
     ``since`` (the time the later of the two settled where it is; the RELATION events in the
-    record date each change)."""
+    record date each change). ``source``: relations are derived by locimem from the two
+    objects' boxes (``"geometry"``); who reported each object is in its own ``source``."""
 
     subject: int
     relation: str
     object: int
     confidence: float
     since: float
+    source: str = "geometry"
 
 
 @dataclass(frozen=True, slots=True)

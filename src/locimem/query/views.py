@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from locimem.config import TrackerConfig
 from locimem.model import ObjectStatus, TrackedObject
+from locimem.scene.levels import level_of
 from locimem.tracker.state import ObjectState
 
 
@@ -41,4 +42,5 @@ def view(obj: ObjectState, now: float, config: TrackerConfig) -> TrackedObject:
         corrected_label=obj.pinned_label,
         source=obj.source,
         label_by=obj.label_by,
+        level=level_of(obj),
     )

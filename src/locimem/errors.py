@@ -7,6 +7,7 @@ Every error raised at a public boundary is raised *before* anything is written.
 from __future__ import annotations
 
 __all__ = [
+    "IntegrityError",
     "InvalidInput",
     "LocimemError",
     "NotAStore",
@@ -61,3 +62,8 @@ class ScopeError(LocimemError):
 
 class ToolError(LocimemError):
     """An agent tool call failed; the message is safe to show a language model."""
+
+
+class IntegrityError(LocimemError):
+    """A file failed its own checks (a snapshot archive that is truncated, altered or
+    damaged); nothing was written."""

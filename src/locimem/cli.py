@@ -28,7 +28,15 @@ EPILOG = """examples:
   locimem compact home.loci --dry-run
   locimem bench                      ingest and open-time figures
   locimem bench qa                   question answering on simulated homes, per kind
+  locimem bench interchange          export/import time and size, 10k objects, 1M observations
   locimem mcp home.loci              serve the memory to a language model over MCP (stdio)
+  locimem export home.loci home-map/  a readable, checksummed directory (home.usda: USD)
+  locimem import home-map/ copy.loci  back into a store, bit for bit (--prior: as a prior map)
+  locimem deltas robot.loci          where live evidence disagrees with the prior map
+  locimem consolidate robot.loci     apply confirmed deltas to the prior map
+  locimem validate home.loci         check every consistency rule (a store or a directory)
+  locimem snapshot home.loci         a compressed, checksummed copy, taken online
+  locimem restore home-2026....loci-snapshot restored.loci
 """
 
 
@@ -221,6 +229,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
         run_qa_suite(sys.stdout)
         return 0
+    if args.suite == "interchange":
+        from locimem.bench.interchange import run as run_interchange
+
+        run_interchange(args.interchange_objects, args.interchange_observations,
+                        progress=_progress(args))
+        return 0
     if args.suite == "retention":
         from locimem.bench.retention import run_retention_suite
 
@@ -329,6 +343,122 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- interchange -----------------------------------------------------------------------------
+_USD_SUFFIXES = (".usda", ".usdc", ".usd")
+PRIOR_STATUSES = ("confirmed", "doubted")  # what an exported memory offers as a prior map
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    scope = args.scope or "default"
+    if args.target.lower().endswith(_USD_SUFFIXES):
+        from locimem.interchange.usd import export_usd
+
+        with ObjectMemory.open(args.store, scope=scope, read_only=True) as mem:
+            r = export_usd(mem, args.target, include_tentative=args.include_tentative)
+        print(f"wrote {r.path}: {r.n_rooms} rooms, {r.n_objects} objects (USD, Z up, metres)")
+        return 0
+    from locimem.interchange.export import export_memory
+
+    r = export_memory(args.store, args.target, scope=scope, scene=args.scene,
+                      progress=_progress(args))
+    rows = ", ".join(f"{r.counts.get(k, 0):,} {k}" for k in ("commits", "observations", "events",
+                                                             "objects"))
+    print(f"wrote {r.directory}: {r.files} files, {r.bytes:,} bytes ({rows}) in "
+          f"{r.seconds:.1f} s; manifest.json lists each file's SHA-256")
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    if args.prior:
+        from locimem.interchange.export import read_memory
+
+        manifest, data = read_memory(args.directory)  # every checksum verified first
+        entries = [{k: o[k] for k in ("label", "center", "size", "orientation", "attributes")
+                    if o.get(k) is not None} | {"id": o["id"]} for o in data["objects"]
+                   if o["status"] in PRIOR_STATUSES]
+        scene = args.scene or manifest.scene or manifest.scope
+        with ObjectMemory.open(args.store, scope=args.scope or "default") as mem:
+            ids = mem.load_prior(entries, scene=scene, actor=args.actor,
+                                 reason=f"prior map from {args.directory}")
+        print(f"loaded {len(ids)} objects as the prior map {scene!r} "
+              f"(ids {ids[0]}..{ids[-1]})" if ids else "the directory holds no objects")
+        return 0
+    from locimem.interchange.export import import_memory
+
+    r = import_memory(args.directory, args.store, scope=args.scope, progress=_progress(args))
+    rows = ", ".join(f"{r.counts.get(k, 0):,} {k}" for k in ("commits", "observations", "events",
+                                                             "objects"))
+    print(f"{'created' if r.created else 'imported into'} {r.store}, scope {r.scope!r}: {rows} "
+          f"(every checksum verified) in {r.seconds:.1f} s")
+    if r.migrated_from is not None:
+        print(f"the store was migrated from schema version {r.migrated_from} first; backup: "
+              f"{r.backup_path}")
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from locimem.interchange.validate import validate
+
+    report = validate(args.target)
+    if args.json:
+        print(json.dumps(report.to_dict(), sort_keys=True, indent=2))
+    else:
+        print(report)
+    return 0 if report.ok else 1
+
+
+def cmd_snapshot(args: argparse.Namespace) -> int:
+    from locimem.interchange.snapshot import snapshot
+
+    info = snapshot(args.store, args.out, progress=_progress(args))
+    print(f"wrote {info.path}: {info.compressed_size:,} bytes ({info.compression}) of a "
+          f"{info.size:,}-byte store, schema {info.schema_version}, sha256 {info.sha256[:16]}…")
+    return 0
+
+
+def cmd_restore(args: argparse.Namespace) -> int:
+    from locimem.interchange.snapshot import restore
+
+    info = restore(args.archive, args.store, force=args.force)
+    print(f"restored {args.store} from {info.path} (sha256 verified, schema "
+          f"{info.schema_version})")
+    return 0
+
+
+def cmd_deltas(args: argparse.Namespace) -> int:
+    with ObjectMemory.open(args.store, scope=args.scope or "default", read_only=True) as mem:
+        deltas = mem.deltas(status=args.status)
+    for d in deltas:
+        if args.json:
+            print(json.dumps(d, sort_keys=True))
+            continue
+        live = f" (seen as #{d['live']})" if "live" in d else ""
+        where = ""
+        if d["observed"] is not None:
+            where = f" at {_place(d['observed']['center'])}"
+        print(f"delta {d['id']:>4}  {d['status']:<9} {d['kind']:<8} #{d['object']} "
+              f"{sanitize(d['label'])}{live}{where}; evidence {d['evidence']['n']}")
+    if not deltas and not args.json:
+        print("no deltas" + (f" with status {args.status}" if args.status else ""))
+    return 0
+
+
+def cmd_consolidate(args: argparse.Namespace) -> int:
+    with ObjectMemory.open(args.store, scope=args.scope or "default") as mem:
+        applied = mem.consolidate(actor=args.actor, reason=args.reason)
+    for d in applied:
+        print(f"applied delta {d['id']}: {d['kind']} #{d['object']} {sanitize(d['label'])}")
+    if not applied:
+        print("no confirmed deltas: nothing to apply")
+    return 0
+
+
+def _progress(args: argparse.Namespace) -> Any:
+    from locimem.progress import progress
+
+    return None if getattr(args, "quiet", False) else progress
+
+
 # -- parser ------------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -432,14 +562,77 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reason", help="why (for the audit)")
     p.set_defaults(func=cmd_compact)
 
+    p = sub.add_parser("export", help="write a scope as a directory a person can read and "
+                       "diff (manifest with SHA-256 per file, memory.json, logs as JSON lines, "
+                       "embeddings as .npy), or as USD when TARGET ends in .usda/.usdc/.usd")
+    p.add_argument("store", metavar="STORE", help="path of a locimem store file")
+    p.add_argument("target", metavar="TARGET", help="a new directory, or a .usda/.usdc/.usd file")
+    p.add_argument("--scope", help="the scope to export (default: 'default')")
+    p.add_argument("--scene", help="a scene name for the manifest (default: the scope)")
+    p.add_argument("--include-tentative", action="store_true",
+                   help="USD: also export objects not yet confirmed")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("import", help="load an exported directory into a store (checksums "
+                       "verified first; nothing is written if any check fails), or with "
+                       "--prior as the store's prior (long-term) map")
+    p.add_argument("directory", metavar="DIR", help="a directory written by locimem export")
+    p.add_argument("store", metavar="STORE", help="the store to import into (created if new)")
+    p.add_argument("--scope", help="import under this scope name (default: the directory's; "
+                   "--prior: 'default')")
+    p.add_argument("--prior", action="store_true",
+                   help="load the directory's objects as the prior map that live evidence is "
+                        "compared with (see locimem deltas)")
+    p.add_argument("--scene", help="--prior: the prior map's name (default: the directory's)")
+    p.add_argument("--actor", default="operator", help="--prior: who loads it (for the audit)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_import)
+
+    p = sub.add_parser("validate", help="check every consistency rule of a store or an "
+                       "exported directory; exit 1 if any is violated")
+    p.add_argument("target", metavar="STORE|DIR", help="a store file or an exported directory")
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("snapshot", help="write a compressed, checksummed copy of a store, "
+                       "consistent even while a robot keeps writing to it")
+    p.add_argument("store", metavar="STORE", help="path of a locimem store file")
+    p.add_argument("--out", help="the archive path (default: STORE-<UTC time>.loci-snapshot "
+                   "beside the store)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_snapshot)
+
+    p = sub.add_parser("restore", help="bring a snapshot back as a store (its checksum is "
+                       "verified before anything is written)")
+    p.add_argument("archive", metavar="ARCHIVE", help="a file written by locimem snapshot")
+    p.add_argument("store", metavar="STORE", help="where to restore the store")
+    p.add_argument("--force", action="store_true", help="replace an existing store")
+    p.set_defaults(func=cmd_restore)
+
+    p = store_command("deltas", "where live evidence disagrees with the prior map: moved, "
+                      "removed, added, reshaped objects and their status")
+    p.add_argument("--status", choices=["pending", "confirmed", "rejected", "applied"],
+                   help="only deltas with this status")
+    p.set_defaults(func=cmd_deltas)
+
+    p = sub.add_parser("consolidate", help="apply every confirmed delta to the prior map "
+                       "(recorded, with who did it)")
+    p.add_argument("store", metavar="STORE", help="path of a locimem store file")
+    p.add_argument("--scope", help="the scope (default: 'default')")
+    p.add_argument("--actor", default="operator", help="who is consolidating (for the audit)")
+    p.add_argument("--reason", help="why (for the audit)")
+    p.set_defaults(func=cmd_consolidate)
+
     p = sub.add_parser("bench", help="benchmarks: ingest (default: 1k and 10k objects, 30 "
                        "detections a scan, beside the raw SQLite append floor, and open time) "
                        "or retention (log bytes per object-hour with and without compaction) "
                        "or quality (simulated days with ground truth, beside a naive baseline) "
                        "or queries (query latency at 1k, 10k and 100k objects) "
-                       "or qa (questions answered through the agent tools, graded per kind)")
+                       "or qa (questions answered through the agent tools, graded per kind) "
+                       "or interchange (export and import time and size)")
     p.add_argument("suite", nargs="?", default="ingest",
-                   choices=["ingest", "retention", "quality", "queries", "qa"],
+                   choices=["ingest", "retention", "quality", "queries", "qa", "interchange"],
                    help="which benchmark (default: ingest)")
     p.add_argument("--minutes", type=float, default=10.0,
                    help="retention: minutes of 30 Hz stream to simulate (default 10)")
@@ -448,6 +641,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scans", type=int, default=300, help="measured scans per size (300)")
     p.add_argument("--open-observations", type=int, default=1_000_000,
                    help="observations in the open-time store (default 1000000; 0 skips it)")
+    p.add_argument("--interchange-objects", type=int, default=10_000, metavar="N",
+                   help="interchange: objects in the exported store (default 10000)")
+    p.add_argument("--interchange-observations", type=int, default=1_000_000, metavar="N",
+                   help="interchange: observations in the exported store (default 1000000)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_bench)
     return parser
 

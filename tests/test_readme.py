@@ -19,7 +19,7 @@ def _python_blocks() -> list[str]:
 def test_quick_start_runs_and_prints_what_it_claims(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     blocks = _python_blocks()
-    assert len(blocks) == 4
+    assert len(blocks) == 5
     out = io.StringIO()
     namespace: dict[str, object] = {}
     with contextlib.redirect_stdout(out):
@@ -39,6 +39,8 @@ def test_quick_start_runs_and_prints_what_it_claims(tmp_path, monkeypatch):
         "14",
         "[1]",
         "The mug (#1) is at (0.80, 1.00, 0.80); last seen just now (t=10.0 s).",
+        "[('moved', 'confirmed', 2)]",
+        "[4.1, 1.0, 0.95] [2]",
     ]
     # and the comments in the README say the same
     text = "\n".join(blocks)
@@ -57,9 +59,10 @@ def test_the_two_setup_commands_are_the_ci_command():
 
 
 def test_every_documented_command_has_help():
-    commands = sorted(set(re.findall(r"^\| `locimem (\w+)", README.read_text(), flags=re.M)))
-    assert commands == ["audit", "bench", "compact", "demo", "events", "find", "inspect", "mcp",
-                        "near", "query", "recall"]
+    commands = sorted(set(re.findall(r"`locimem (\w+)", README.read_text())))
+    assert commands == ["audit", "bench", "compact", "consolidate", "deltas", "demo", "events",
+                        "export", "find", "import", "inspect", "mcp", "near", "query", "recall",
+                        "restore", "snapshot", "validate"]
     for command in commands:
         proc = subprocess.run([sys.executable, "-m", "locimem", command, "--help"],
                               capture_output=True, text=True, check=False)

@@ -511,6 +511,6 @@ def test_sigkill_while_ingesting_and_compacting(tmp_path: Path) -> None:
         kill_at_random(proc, rng, 0.3, 0.9)
         results.append(_check_store(store))
     commits = [c for c, _ in results]
-    assert all(b > a + 2 for a, b in itertools.pairwise(commits)), commits  # progress each round
+    assert all(b > a for a, b in itertools.pairwise(commits)), commits  # progress each round
     assert results[-1][1] > ROUNDS, results  # the children compacted, not just the parent
 

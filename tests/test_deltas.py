@@ -50,6 +50,7 @@ def test_a_loaded_prior_map_is_a_set_of_confirmed_objects_told_apart_by_source(
                     source="head-cam/yolo")
         assert mem.get(4).source == "head-cam/yolo"
         assert [a.actor for a in mem.audit()] == ["mapper", "head-cam/yolo"]
+        assert [(a.kind, a.reason) for a in mem.audit(kind="prior")] == [("prior", None)]
         # prior objects are believed until looked at: an hour later, still confirmed
         mem.observe(3600.0, [])
         assert [o.id for o in mem.objects(status="confirmed")] == [1, 2, 3]

@@ -15,6 +15,7 @@ from locimem.errors import LocimemError
 from locimem.memory import ObjectMemory
 from locimem.model import Event, EventKind, ObjectStatus
 from locimem.query.hedge import sanitize
+from locimem.query.reader import COMMIT_KINDS
 
 EPILOG = """examples:
   locimem demo                       play the kitchen timeline against a real store file
@@ -533,8 +534,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--since", type=float, help="only entries at or after this valid time (s)")
     p.add_argument("--actor", help="only entries by this actor")
     p.add_argument("--object", type=int, help="only entries touching this object id")
-    p.add_argument("--kind", choices=["scan", "correction", "forget", "maintenance"],
-                   help="only this kind of commit")
+    p.add_argument("--kind", choices=list(COMMIT_KINDS), help="only this kind of commit")
     p.add_argument("--limit", type=int, help="at most this many")
     p.set_defaults(func=cmd_audit)
 

@@ -50,7 +50,8 @@ if TYPE_CHECKING:
 if TYPE_CHECKING:
     from locimem.query.ask import QueryResult
 
-COMMIT_KINDS = ("scan", "correction", "forget", "maintenance", "scene")
+COMMIT_KINDS = ("scan", "correction", "forget", "maintenance", "scene", "prior", "review",
+                "consolidate")
 LIVE_STATUSES = ("confirmed", "tentative", "doubted")
 
 

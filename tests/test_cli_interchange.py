@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import filecmp
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -117,3 +118,25 @@ def test_every_new_command_has_help(capsys: pytest.CaptureFixture[str]) -> None:
             main([command, "--help"])
         assert exit_.value.code == 0
         assert capsys.readouterr().out.startswith(f"usage: locimem {command}")
+
+
+def test_validate_a_store_and_a_directory(survey: Path, tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", str(survey)]) == 0
+    assert capsys.readouterr().out.rstrip().endswith("house: ok")
+    exported = tmp_path / "dir"
+    assert main(["export", str(survey), str(exported), "--scope", "house", "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["validate", str(exported), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["ok"] is True
+    # a seeded violation: a confidence out of range, in a copy
+    broken = tmp_path / "broken.loci"
+    broken.write_bytes(survey.read_bytes())
+    conn = sqlite3.connect(broken)
+    conn.execute("UPDATE observations SET confidence = 1.5 WHERE seq = "
+                 "(SELECT min(seq) FROM observations)")
+    conn.commit()
+    conn.close()
+    assert main(["validate", str(broken)]) == 1
+    out = capsys.readouterr().out
+    assert "[confidence_range]" in out

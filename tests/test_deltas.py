@@ -63,7 +63,7 @@ def test_the_mug_moved_to_the_counter_pending_confirmed_applied(tmp_path: Path) 
     delta = mem.delta(1)
     assert delta["prior"] == {"center": [1.2, 1.0, 0.8], "size": [0.08, 0.08, 0.1]}
     assert delta["observed"]["center"] == pytest.approx([4.1, 1.0, 0.95])
-    assert delta["evidence"] == {"n": 1, "first_t": 6.0, "last_t": 6.0}
+    assert delta["evidence"] == {"n": 1, "first_t": 6.0, "last_t": 6.0, "keyframes": []}
     _scans(mem, 7.0, 1, [MUG_ON_COUNTER])
     assert _summary(mem) == [(1, "moved", "pending", 2, 4)]
     _scans(mem, 8.0, 1, [MUG_ON_COUNTER])

@@ -140,5 +140,8 @@ def test_the_v2_fixture_opens_without_migrating_and_replays_exactly(tmp_path: Pa
             (1, "prior:survey", "alice"), (2, "prior:survey", None),
             (3, "prior:survey", None), (5, "head-cam/yolo", None)]
         assert (len(mem.keyframes(3)), len(mem.archived_keyframes(3))) == (2, 1)
+        # the mug's frames, seen as #4 until consolidation merged it into #2, stayed with it
+        frames = [k.seq for k in mem.keyframes(2)]
+        assert len(frames) == 2 and frames == mem.delta(1)["evidence"]["keyframes"]
     with ObjectMemory.open(path, scope="home") as mem:
         assert mem.store.backup_path is None

@@ -175,16 +175,14 @@ class ObjectMemory(MemoryReader):
         changes = state.scene.drain()
         if changes:
             records = _with_events(state, records, _relation_events(state, changes))
-        derived = []
+        n_kept = self._config.keyframes_kept
+        # keyframes first (a delta cites the frames kept by now); a merged identity's frames
+        # are offered to the one that absorbed it
+        records = self._derive(records, _merged_keyframe_events(state, records, n_kept))
         if camera is not None:
-            derived += _keyframe_events(state, records, camera, self._config.keyframes_kept)
-        derived += [(EventKind.DELTA, d["object"], d["label"], d)
-                    for d in detect_deltas(state, records, self._config)]
-        if derived:
-            n = len(records)
-            records = _with_events(state, records, derived)
-            for record in records[n:]:
-                apply(state, record, lost_after)
+            records = self._derive(records, _keyframe_events(state, records, camera, n_kept))
+        records = self._derive(records, [(EventKind.DELTA, d["object"], d["label"], d)
+                                         for d in detect_deltas(state, records, self._config)])
         delta = _delta(state, records)
         try:
             self.store.append(self._scope, records, delta)
@@ -200,6 +198,16 @@ class ObjectMemory(MemoryReader):
                 else:
                     self._semantic_index.set(oid, obj.label)
         return records
+
+    def _derive(self, records: Sequence[Record], items: Sequence[Derived]) -> Sequence[Record]:
+        """``records`` with derived events appended to their commit and applied."""
+        if not items:
+            return records
+        n = len(records)
+        out = _with_events(self._state, records, items)
+        for record in out[n:]:
+            apply(self._state, record, self._config.lost_after_s)
+        return out
 
     def _writable(self, what: str) -> None:
         if self.store.read_only:
@@ -680,6 +688,31 @@ def _relation_events(state: MemoryState, changes: Sequence[RelationChange]) -> l
 
 
 _SMALL_EMBEDDING = 128  # keyframes keep a sighting's embedding up to this width
+
+
+def _merged_keyframe_events(state: MemoryState, records: Sequence[Record],
+                            n_kept: int) -> list[Derived]:
+    """When an identity is MERGED into another, its kept frames are offered to the survivor,
+    oldest first; each one kept is a KEYFRAME event (with the frame it replaced, if any)."""
+    out: list[Derived] = []
+    for r in records:
+        if not isinstance(r, Event) or r.kind is not EventKind.MERGED:
+            continue
+        frames = state.keyframes.get(r.data["absorbed"])
+        survivor = state.objects.get(r.object_id)
+        if not frames or survivor is None:
+            continue
+        kept = tuple(Keyframe.from_dict(k) for k in state.keyframes.get(survivor.id, ()))
+        for frame in sorted((Keyframe.from_dict(k) for k in frames), key=lambda k: (k.t, k.seq)):
+            if any(k.seq == frame.seq for k in kept):
+                continue
+            kept, archived, was_kept = offer_keyframe(kept, frame, n_kept)
+            if was_kept:
+                out.append((EventKind.KEYFRAME, survivor.id, survivor.label, {
+                    "kept": [k.to_dict() for k in kept],
+                    "archived": None if archived is None else archived.to_dict(),
+                    "merged_from": r.data["absorbed"]}))
+    return out
 
 
 def _keyframe_events(state: MemoryState, records: Sequence[Record], camera: Camera,

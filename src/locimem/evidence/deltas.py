@@ -90,13 +90,18 @@ class _Detector:
                 self.rejected[key].append(d)
 
     # -- writing ------------------------------------------------------------------------------
+    def _frames(self, oid: int) -> list[int]:
+        """The evidence's keyframes: the seqs of the frames kept for ``oid`` by now."""
+        return [k["seq"] for k in self.state.keyframes.get(oid, ())]
+
     def _new(self, kind: str, oid: int, label: str, prior: dict | None, observed: dict | None,
              n: int, why: str, live: int | None = None) -> None:
         status = "confirmed" if n >= self.config.delta_confirm_after else "pending"
         delta: dict[str, Any] = {
             "id": self.next_id, "kind": kind, "object": oid, "label": label,
             "prior": prior, "observed": observed, "status": status, "opened_at": self.t,
-            "evidence": {"n": n, "first_t": self.t, "last_t": self.t},
+            "evidence": {"n": n, "first_t": self.t, "last_t": self.t,
+                         "keyframes": self._frames(live if live is not None else oid)},
             "history": [{"t": self.t, "status": status, "by": "evidence", "reason": why}],
         }
         if live is not None and live != oid:
@@ -110,6 +115,7 @@ class _Detector:
         ev = dict(d["evidence"])
         ev["n"] += n
         ev["last_t"] = self.t
+        ev["keyframes"] = self._frames(d.get("live", d["object"]))
         new["evidence"] = ev
         if observed is not None:
             new["observed"] = observed
@@ -165,7 +171,8 @@ class _Detector:
             else:  # moved again: the evidence starts over at the new place
                 self._replace(moved, reviewed(
                     {**moved, "observed": _box(obj),
-                     "evidence": {"n": n_seen, "first_t": self.t, "last_t": self.t}},
+                     "evidence": {"n": n_seen, "first_t": self.t, "last_t": self.t,
+                                  "keyframes": self._frames(oid)}},
                     "pending", self.t, "evidence", "settled at another place"))
         elif moved is not None:
             self._reject(moved, "seen at its prior place")

@@ -464,7 +464,8 @@ class MemoryReader:
         with ``id``, ``kind`` (moved, removed, added, geometry), ``status`` (pending,
         confirmed, rejected, applied), ``object`` (the prior object; ``live``: the identity
         the evidence came to, when the tracker gave it a new one), ``label``, ``prior`` and
-        ``observed`` boxes, ``evidence`` (``n`` sightings or misses, ``first_t``, ``last_t``)
+        ``observed`` boxes, ``evidence`` (``n`` sightings or misses, ``first_t``, ``last_t``,
+        ``keyframes``: the seqs of the frames kept for it — see :meth:`keyframes`)
         and ``history`` (each status, by whom, why). Copies."""
         wanted = _check_choice(status, DELTA_STATUSES, "status")
         kinds = _check_choice(kind, DELTA_KINDS, "kind")

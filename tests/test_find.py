@@ -257,3 +257,24 @@ def test_the_vector_index_follows_relabel_and_forget(minilm: ObjectMemory) -> No
         mem.forget(S_VASE, reason="broken")
         assert found(mem.find("beaker", top_k=20)) == [S_GLASS, S_BOTTLE]
         assert found(mem.find("mug", top_k=20)) == [S_GLASS, S_BOTTLE]  # by meaning only
+
+
+def test_objects_sharing_a_label_share_one_indexed_vector() -> None:
+    from locimem.query.encoder import HashingEncoder
+
+    labels = ("cup", "cups holder", "mug", "plate") * 5  # 20 objects, 4 labels
+    with ObjectMemory.open(":memory:", scope="v", encoder=HashingEncoder(64)) as mem:
+        _fill(mem, labels)
+        index = mem._semantic()
+        assert len(index) == 20 and len(index._vectors) == 4
+        cups = index.by_embedding(index.encoder.encode(["cup"])[0], 7)
+        assert [i for _, i in cups] == [1, 5, 9, 13, 17, 2, 6]  # the cups by id, then the next
+        assert cups[0][0] == pytest.approx(1.0, abs=1e-6) and len({s for s, _ in cups[:5]}) == 1
+        mem.relabel(1, "plate", reason="it is a plate")
+        assert len(index._vectors) == 4
+        for oid in (2, 6, 10, 14, 18):
+            mem.forget(oid, reason="gone")
+        assert len(index._vectors) == 3 and "cups holder" not in index.labels()
+        # then "mug" and "plate", tied (no trigram in common with "cup"): merged by id
+        assert [i for _, i in index.by_embedding(index.encoder.encode(["cup"])[0], 7)] == \
+            [5, 9, 13, 17, 1, 3, 4]

@@ -7,10 +7,12 @@ import random
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from locimem.errors import InvalidInput, NotFound
 from locimem.index.bench import clustered_vectors, run_vector_bench
-from locimem.index.vectors import ExactIndex, VectorIndex, top_k
+from locimem.index.vectors import TIE_TOL, ExactIndex, VectorIndex, top_k
 
 
 def unit(*xs: float) -> np.ndarray:
@@ -67,6 +69,67 @@ def test_top_k_helper() -> None:
     assert [i for _, i in top_k(scores, ids, 10)] == [7, 2, 4, 9]  # -inf excluded
     assert top_k(scores, ids, 0) == []
     assert top_k(np.array([-np.inf]), np.array([1]), 1) == []
+
+
+def reference_top_k(scores: np.ndarray, ids: np.ndarray, k: int) -> list[tuple[float, int]]:
+    """The tie rule spelled out over every entry: the candidates are those within TIE_TOL of
+    the k-th best (never one scored -inf); sorted by score, neighbours less than TIE_TOL apart
+    form a group, which reports its best score and lists its ids in order."""
+    if k <= 0:
+        return []
+    ordered = sorted(scores.tolist(), reverse=True)
+    floor = float(np.float32(ordered[k - 1]) - TIE_TOL) if k < len(ordered) else -np.inf
+    cand = sorted(((s, i) for s, i in zip(scores.tolist(), ids.tolist(), strict=True)
+                   if s >= floor and s > -np.inf), reverse=True)
+    groups: list[list[tuple[float, int]]] = []
+    for s, i in cand:
+        if groups and groups[-1][-1][0] - s <= TIE_TOL:
+            groups[-1].append((s, i))
+        else:
+            groups.append([(s, i)])
+    return [(g[0][0], i) for g in groups for i in sorted(i for _, i in g)][:k]
+
+
+@settings(max_examples=300, deadline=None)
+@given(n=st.integers(1, 300), k=st.integers(0, 320), seed=st.integers(0, 2**16))
+def test_top_k_matches_the_tie_rule_spelled_out(n: int, k: int, seed: int) -> None:
+    """Scores on a grid of 3e-6 steps around a few values: exact ties, chains of near-ties
+    (one step is within TIE_TOL, four are not), clear gaps and excluded (-inf) entries; few
+    candidates and many (ranked by different code)."""
+    rng = np.random.default_rng(seed)
+    base = np.array([0.9, 0.5, 0.1, -0.4, -np.inf])[rng.integers(0, 5, n)]
+    scores = (base + 3e-6 * rng.integers(-4, 5, n)).astype(np.float32)
+    ids = rng.permutation(10 * n)[:n]
+    assert top_k(scores, ids, k) == reference_top_k(scores, ids, k)
+
+
+def test_ties_with_allow_and_a_tie_group_larger_than_k() -> None:
+    ix = ExactIndex(16)
+    rng = np.random.default_rng(5)
+    same = rng.standard_normal(16)
+    ids = rng.permutation(5000)[:600]
+    for i in ids:
+        ix.add(int(i), same if i % 3 else rng.standard_normal(16))
+    tied = sorted(int(i) for i in ids if i % 3)
+    assert [i for _, i in ix.search(same, 7)] == tied[:7]
+    allow = set(tied[::5]) | {int(i) for i in ids if i % 3 == 0}
+    hits = ix.search(same, 7, allow=allow)
+    assert [i for _, i in hits] == sorted(tied[::5])[:7]
+    assert len({s for s, _ in hits}) == 1 and hits[0][0] == pytest.approx(1.0, abs=1e-6)
+    assert [i for _, i in ix.search(same, 3, allow={tied[-1], 99_999})] == [tied[-1]]
+
+
+@pytest.mark.parametrize(("query", "message"), [
+    ([1, 0], r"query must have shape \(3,\), got \(2,\)"),
+    ([np.inf, 0, 0], "query must be finite"),
+    ([np.nan, 1, 0], "query must be finite"),
+    ([0, 0, 0], "query must have a non-zero norm"),
+])
+def test_a_bad_query_is_refused(query, message) -> None:
+    ix = ExactIndex(3)
+    ix.add(1, [1, 0, 0])
+    with pytest.raises(InvalidInput, match=message):
+        ix.search(query, 1)
 
 
 def test_random_operations_agree_with_brute_force() -> None:

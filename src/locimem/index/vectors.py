@@ -16,6 +16,7 @@ the smaller id — the same order from every implementation.
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -116,6 +117,9 @@ def _check_batch(keys: Sequence[int], vectors: Any, dim: int, present: Collectio
 
 
 def _unit_vector(vector: Any, dim: int, name: str = "vector") -> np.ndarray:
+    """``vector`` as a float32 unit vector of shape (dim,); rejects other shapes, non-finite
+    and zero vectors. Cheap enough to run on every query: one pass for the squared norm, which
+    is non-finite whenever an element is nan or inf."""
     try:
         arr = np.asarray(vector, dtype=np.float32)
     except (TypeError, ValueError) as exc:
@@ -123,17 +127,20 @@ def _unit_vector(vector: Any, dim: int, name: str = "vector") -> np.ndarray:
     if arr.shape != (dim,):
         raise InvalidInput(f"{name} must have shape ({dim},), got {arr.shape}")
     norm2 = float(arr @ arr)
-    if not np.isfinite(norm2):  # any nan or inf element makes the squared norm non-finite
+    if not math.isfinite(norm2):
         raise InvalidInput(f"{name} must be finite")
     if norm2 == 0.0:
         raise InvalidInput(f"{name} must have a non-zero norm")
-    return arr / np.float32(np.sqrt(norm2))
+    return arr / np.float32(math.sqrt(norm2))
 
 
 #: Scores closer than this count as tied. A float32 matrix-vector product can give two
 #: identical rows results one or two ulps apart (BLAS handles rows in blocks), so exact
 #: equality would let row order, not the id, decide between identical vectors.
 TIE_TOL = 1e-5
+
+_LOWEST = np.float32(-np.finfo(np.float32).max)  # below every finite score, above -inf
+_FEW = 64  # candidates up to this many are ranked in Python
 
 
 def top_k(scores: np.ndarray, ids: np.ndarray, k: int) -> list[tuple[float, int]]:
@@ -143,43 +150,48 @@ def top_k(scores: np.ndarray, ids: np.ndarray, k: int) -> list[tuple[float, int]
     ordered by id, and every member reports the group's best score (so identical vectors
     always report identical scores and come out in id order). Entries scored ``-inf`` are
     excluded. Exact at the k-th place: every entry tied with the k-th competes on its id.
+
+    Cost: a ``partition`` and a comparison over all ``n`` scores; only the candidates (the k
+    best and whatever is tied with the k-th) are sorted: in Python when they are few (numpy's
+    cost per call would dominate), in numpy when many vectors tie.
     """
     n = scores.shape[0]
     if k <= 0 or n == 0:
         return []
-    if k < n:
-        # fast path: the k + 1 best, sorted; with no tie among them (nor at the k-th place)
-        # and nothing excluded, the first k are the answer as they stand
-        part = np.argpartition(scores, n - k - 1)[n - k - 1:]
-        top = scores[part]
-        order = np.argsort(-top, kind="stable")
-        best_k1 = top[order]
-        if best_k1[-1] > -np.inf and (best_k1[:-1] - best_k1[1:]).min() > TIE_TOL:
-            return list(zip(best_k1[:k].tolist(), ids[part[order[:k]]].tolist(), strict=True))
-        kth = np.partition(scores, n - k)[n - k]
-        idx = np.flatnonzero(scores >= kth - TIE_TOL)
-    else:
-        idx = np.arange(n)
-    cand = scores[idx]
-    if cand[cand.argmin()] == -np.inf:  # excluded entries (``allow``)
-        keep = cand > -np.inf
-        idx, cand = idx[keep], cand[keep]
-        if idx.size == 0:
-            return []
-    order = np.argsort(-cand, kind="stable")
-    cand = cand[order]
-    cand_ids = ids[idx[order]]
-    if cand.size == 1:
-        return [(float(cand[0]), int(cand_ids[0]))]
-    breaks = np.empty(cand.size, dtype=bool)
-    breaks[0] = True
-    np.greater(cand[:-1] - cand[1:], TIE_TOL, out=breaks[1:])
-    if breaks.all():  # no ties: the order is final
-        return list(zip(cand[:k].tolist(), cand_ids[:k].tolist(), strict=True))
-    group = np.cumsum(breaks)
-    best = cand[breaks][group - 1]
-    sel = np.lexsort((cand_ids, group))[:k]
-    return list(zip(best[sel].tolist(), cand_ids[sel].tolist(), strict=True))
+    floor = _LOWEST  # drops the excluded entries
+    if k < n:  # nothing more than TIE_TOL below the k-th can make it
+        floor = max(np.partition(scores, n - k)[n - k] - TIE_TOL, floor)
+    rows = np.flatnonzero(scores >= floor)
+    if rows.size <= _FEW:
+        return _rank_few(scores[rows].tolist(), ids[rows].tolist(), k)
+    return _rank_many(scores[rows], ids[rows], k)
+
+
+def _rank_few(scores: list[float], ids: list[int], k: int) -> list[tuple[float, int]]:
+    """:func:`top_k`'s order over a few candidates, in Python."""
+    best: list[float] = []  # each tie group's best score, in order
+    tagged: list[tuple[int, int]] = []  # (tie group, id)
+    prev = math.inf
+    for score, key in sorted(zip(scores, ids, strict=True), reverse=True):
+        if prev - score > TIE_TOL:  # a gap: a new tie group starts here
+            best.append(score)
+        tagged.append((len(best) - 1, key))
+        prev = score
+    tagged.sort()  # by group, then by id within it
+    return [(best[group], key) for group, key in tagged[:k]]
+
+
+def _rank_many(scores: np.ndarray, ids: np.ndarray, k: int) -> list[tuple[float, int]]:
+    """:func:`top_k`'s order over many candidates, in numpy (the same steps as
+    :func:`_rank_few`)."""
+    order = np.lexsort((ids, -scores))  # best first
+    scores, ids = scores[order], ids[order]
+    starts = np.ones(scores.size, dtype=bool)  # where a tie group starts
+    np.greater(scores[:-1] - scores[1:], TIE_TOL, out=starts[1:])
+    group = np.cumsum(starts) - 1
+    order = np.lexsort((ids, group))[:k]  # by group, then by id within it
+    best = scores[starts]  # each group's best score
+    return list(zip(best[group[order]].tolist(), ids[order].tolist(), strict=True))
 
 
 def _allow_array(allow: Collection[int]) -> np.ndarray:
@@ -194,8 +206,8 @@ class ExactIndex:
     """Exact cosine search: a contiguous ``(capacity, dim)`` float32 matrix of unit rows.
 
     ``add`` appends (the matrix doubles when full), ``remove`` moves the last row into the
-    hole (swap-remove), ``search`` is one matrix-vector product over the live rows plus an
-    ``argpartition``. Memory: ``4 * dim`` bytes a vector (with up to 2x slack).
+    hole (swap-remove), ``search`` is one matrix-vector product over the live rows plus a
+    ``partition`` (see :func:`top_k`). Memory: ``4 * dim`` bytes a vector (with up to 2x slack).
     """
 
     def __init__(self, dim: int, capacity: int = 1024) -> None:

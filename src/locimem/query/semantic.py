@@ -2,15 +2,18 @@
 an :class:`~locimem.query.encoder.Encoder` is configured.
 
 The index is a cache over the objects' labels, kept in step with the memory (``set`` on every
-label change, ``remove`` when an object is forgotten) and rebuilt on open. Label embeddings are
-computed once per distinct label; the vector index holds one vector per object, so an
-approximate index (``usearch``) keeps large stores fast.
+label change, ``remove`` when an object is forgotten) and rebuilt on open. An object's embedding
+is its label's, so the vector index holds one vector per distinct label, not per object: a
+search ranks the labels and then lists each label's objects (:meth:`SemanticIndex.by_embedding`).
 """
 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Iterable
+import heapq
+import itertools
+import math
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,8 +45,11 @@ class SemanticIndex:
         self._label_of: dict[int, str] = {}
         self._by_label: dict[str, list[int]] = {}  # ids per label, ascending
         self._matcher = LabelMatcher()
-        self._vectors: VectorIndex | None = None
-        self._label_vec: dict[str, np.ndarray] = {}
+        self._vectors: VectorIndex | None = None  # one vector per label, keyed by label key
+        self._label_vec: dict[str, np.ndarray] = {}  # embeddings computed so far
+        self._key_of: dict[str, int] = {}  # label -> its key in the vector index
+        self._label_at: dict[int, str] = {}  # key -> label
+        self._next_key = 0
         if encoder is not None:
             self._vectors = self._make_index(encoder.dim)
 
@@ -68,35 +74,41 @@ class SemanticIndex:
         old = self._label_of.get(object_id)
         if old == label:
             return
+        if label not in self._by_label:
+            self._add_label(label)
         if old is not None:
             self._unlink(object_id, old)
         self._label_of[object_id] = label
-        bisect.insort(self._by_label.setdefault(label, []), object_id)
-        self._matcher.add(label)
+        bisect.insort(self._by_label[label], object_id)
+
+    def _add_label(self, label: str) -> None:
+        """A label's first object is arriving: make the label searchable (its embedding, the
+        step that can fail, comes first)."""
         if self._vectors is not None:
             self._embed([label])
-            vec = self._label_vec[label]
-            if old is None:
-                self._vectors.add(object_id, vec)
-            else:
-                self._vectors.update(object_id, vec)
+            key, self._next_key = self._next_key, self._next_key + 1
+            self._vectors.add(key, self._label_vec[label])
+            self._key_of[label], self._label_at[key] = key, label
+        self._by_label[label] = []
+        self._matcher.add(label)
 
     def _unlink(self, object_id: int, label: str) -> None:
         ids = self._by_label[label]
         i = bisect.bisect_left(ids, object_id)
         if i < len(ids) and ids[i] == object_id:
             del ids[i]
-        if not ids:
+        if not ids:  # the label's last object left
             del self._by_label[label]
             self._matcher.discard(label)
+            if self._vectors is not None:
+                key = self._key_of.pop(label)
+                del self._label_at[key]
+                self._vectors.remove(key)
 
     def remove(self, object_id: int) -> None:
         label = self._label_of.pop(object_id, None)
-        if label is None:
-            return
-        self._unlink(object_id, label)
-        if self._vectors is not None:
-            self._vectors.remove(object_id)
+        if label is not None:
+            self._unlink(object_id, label)
 
     def labels(self) -> list[str]:
         """Every label some indexed object has, sorted."""
@@ -131,10 +143,10 @@ class SemanticIndex:
                 if accept(oid):
                     best[oid] = Match(oid, score, "text")
                     taken += 1
-        if self._vectors is not None and self.encoder is not None and len(self._vectors):
+        if self.encoder is not None:
             query = self.encoder.encode([text])[0]
             # over-fetch: some hits may be filtered out by ``accept``
-            for cos, oid in self._vectors.search(query, min(len(self._vectors), 4 * top_k)):
+            for cos, oid in self.by_embedding(query, 4 * top_k):
                 if cos < MIN_COSINE:
                     break
                 # a text match keeps "text" unless the embedding is clearly better (float32
@@ -143,3 +155,36 @@ class SemanticIndex:
                     best[oid] = Match(oid, round(min(float(cos), 1.0), 6), "embedding")
         ranked = sorted(best.values(), key=lambda m: (-m.score, rank(m.object_id)))
         return ranked[:top_k]
+
+    def by_embedding(self, query: np.ndarray, k: int, allow: Collection[int] | None = None
+                     ) -> list[tuple[float, int]]:
+        """The ``k`` objects whose label embedding is most similar to ``query`` (an encoder
+        vector), as ``(cosine, object id)``: highest first, ties (within ``TIE_TOL``) by the
+        smaller id, only ids in ``allow`` when it is given — the order a
+        :class:`~locimem.index.vectors.VectorIndex` holding one vector per object would give
+        (but for a chain of near-ties longer than ``TIE_TOL`` across the k-th place, which
+        either may cut at a different link).
+
+        The vector index ranks the labels (tied labels already report one score); each label's
+        objects follow in id order, merged across labels of equal score. More labels are
+        fetched until a lower score follows the label group that completes the ``k``, so no
+        label tied with it is cut off."""
+        if self._vectors is None or k <= 0:
+            return []
+        n_labels = len(self._vectors)
+        fetch = min(k, n_labels)  # every label has at least one object
+        while True:
+            hits = self._vectors.search(query, fetch)
+            out: list[tuple[float, int]] = []
+            completed_at = -math.inf  # the score of the label group that completes the k
+            for score, group in itertools.groupby(hits, key=lambda hit: hit[0]):
+                ids = heapq.merge(*(self._by_label[self._label_at[key]] for _, key in group))
+                if allow is not None:
+                    ids = (oid for oid in ids if oid in allow)
+                out += [(score, oid) for oid in itertools.islice(ids, k - len(out))]
+                if len(out) == k:
+                    completed_at = score
+                    break
+            if fetch == n_labels or hits[-1][0] < completed_at:
+                return out
+            fetch = min(2 * fetch, n_labels)

@@ -7,6 +7,7 @@ everything else is an item.
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
 from locimem.query.text import fold, support_role
@@ -31,12 +32,18 @@ def level_of(obj: ObjectState) -> str:
     """``furniture`` or ``item`` (a ``level`` attribute overrides the label). Surfaces are
     furniture; of the containers only the large ones are (a drawer is furniture, a cup that
     things go *in* is still an item)."""
-    level = obj.attributes.get(LEVEL_ATTRIBUTE)
+    level = obj.attributes.get(LEVEL_ATTRIBUTE) if obj.attributes else None
     if level in OBJECT_LEVELS:
         return str(level)
-    words = fold(obj.label)
+    return _level_of_label(obj.label)
+
+
+@functools.lru_cache(maxsize=4096)
+def _level_of_label(label: str) -> str:
+    """The level a label implies (cached: every object view reads it)."""
+    words = fold(label)
     head = words[-1] if words else ""
-    if support_role(obj.label) == "surface" or head in _FURNITURE_HEADS:
+    if support_role(label) == "surface" or head in _FURNITURE_HEADS:
         return "furniture"
     return "item"
 

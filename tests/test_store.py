@@ -195,3 +195,10 @@ def test_history_is_in_seq_order_and_starts_with_appeared(store_path: Path) -> N
     assert [type(r) for r in history].count(Observation) == 11
     assert [(r.t, r.label) for r in history if isinstance(r, Event)] == [
         (0.0, "mug"), (5.0, "mug"), (6.0, "cup"), (9.0, "cup"), (60.0, "cup"), (70.0, "cup")]
+
+
+def test_a_store_in_a_missing_directory_is_a_clear_error(tmp_path: Path) -> None:
+    target = tmp_path / "no" / "such" / "dir" / "m.loci"
+    with pytest.raises(NotFound, match="its directory does not exist"):
+        ObjectMemory.open(target, scope="s")
+    assert not (tmp_path / "no").exists()

@@ -73,6 +73,9 @@ class SQLiteStore:
         exists = not in_memory and Path(self.path).exists() and Path(self.path).stat().st_size > 0
         if read_only and not exists:
             raise NotFound(f"no store at {self.path!r}")
+        if not in_memory and not exists and not Path(self.path).resolve().parent.is_dir():
+            raise NotFound(f"cannot create a store at {self.path!r}: its directory does not "
+                           "exist (create it first)")
         version = SCHEMA_VERSION
         if exists:  # look before touching: a file that is not a store is left byte-identical
             probe = self._connect(read_only=True)

@@ -84,6 +84,9 @@ def test_the_mug_moved_to_the_counter_pending_confirmed_applied(tmp_path: Path) 
     with pytest.raises(NotFound, match="merged into #2"):
         mem.get(4)
     assert mem.near((1.2, 1.0, 0.8), 0.3) == []
+    assert [(r.subject, r.relation, r.object) for r in mem.relations(2)
+            if r.relation == "on"] == [(2, "on", 3)]  # on the counter, no longer on the table
+    assert mem.describe(2).startswith("The mug (#2) is on the counter (#3)")
     assert mem.consolidate() == []  # nothing left to apply: nothing written
     n_commits = len(mem.audit())
     assert mem.consolidate() == [] and len(mem.audit()) == n_commits

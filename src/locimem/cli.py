@@ -59,7 +59,22 @@ def format_event(ev: Event) -> str:
     if ev.kind is EventKind.APPEARED:
         return f"{head} at {_place(d['center'])}"
     if ev.kind is EventKind.PROMOTED:
+        if "n_detections" not in d:  # a prior-map entry is published as it is loaded
+            return f"{head} from the prior map: now published"
         return f"{head} after {d['n_detections']} detections: now published"
+    if ev.kind is EventKind.PRIOR:
+        if d.get("removed"):
+            return f"{head}: removed from the prior map"
+        return f"{head}: prior map entry at {_place(d['entry']['center'])}"
+    if ev.kind is EventKind.DELTA:
+        return (f"{head}: {d['kind']} vs the prior map, {d['status']} (delta {d['id']}, "
+                f"evidence {d['evidence']['n']})")
+    if ev.kind is EventKind.KEYFRAME:
+        frame = d["kept"][-1]
+        archived = "" if d.get("archived") is None else \
+            f", replacing the frame of t={d['archived']['t']:.1f} s (archived)"
+        return (f"{head}: frame of t={frame['t']:.1f} s kept as evidence (score "
+                f"{frame['score']:.2f}){archived}")
     if ev.kind is EventKind.LABEL_CHANGED:
         return f"{head}: vote moved from {sanitize(d['from'])!r} to {sanitize(d['to'])!r}"
     if ev.kind is EventKind.MOVED:

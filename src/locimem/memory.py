@@ -474,6 +474,7 @@ class ObjectMemory(MemoryReader):
         # map keeps its id and no ghost stays behind at the old place
         return [(EventKind.MERGED, oid, young.label, {
             "absorbed": live, "center": list(young.center), "size": list(young.size),
+            "to": list(young.place),
             "label_mass": dict(sorted(young.label_mass.items())),
             "n_detections": obj.n_detections + young.n_detections, "label": young.label,
             "distance_m": math.dist(obj.center, young.center), "delta": delta["id"]}), update]

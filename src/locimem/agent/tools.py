@@ -427,6 +427,13 @@ def _event_summary(ev: Event) -> str:
             return f"{verb} {clean(d['relation'], 16)} #{int(d['object'])}"
         if k is EventKind.LOST:
             return f"lost (last seen t={float(d['last_seen']):.1f} s)"
+        if k is EventKind.DELTA:
+            return (f"{clean(d['kind'], 16)} compared with the prior map: "
+                    f"{clean(d['status'], 16)} (delta {int(d['id'])})")
+        if k is EventKind.PRIOR:
+            return "removed from the prior map" if d.get("removed") else "prior map updated"
+        if k is EventKind.KEYFRAME:
+            return "a frame that saw it was kept as evidence"
     except (KeyError, TypeError, ValueError):
         pass
     return k.value.lower()

@@ -196,7 +196,7 @@ def _apply_event(state: MemoryState, ev: Event, lost_after_s: float) -> None:
     elif kind is EventKind.EXPIRED:
         _drop(state, obj.id)
     elif kind is EventKind.MERGED:
-        _apply_merge(state, obj, data, lost_after_s)
+        _apply_merge(state, obj, data, lost_after_s, ev.t)
     elif kind is EventKind.SPLIT:
         obj.held = []
         obj.together.add(data["into"])
@@ -244,7 +244,8 @@ def _drop(state: MemoryState, oid: int) -> None:
     state.scene.remove(oid)
 
 
-def _apply_merge(state: MemoryState, obj: ObjectState, data: dict, lost_after_s: float) -> None:
+def _apply_merge(state: MemoryState, obj: ObjectState, data: dict, lost_after_s: float,
+                 ev_t: float) -> None:
     """``obj`` (the older identity) absorbs ``data["absorbed"]``: it takes the state the event
     carries, and keeps the absorbed id so its history reads as one."""
     gone = state.objects[data["absorbed"]]
@@ -278,6 +279,8 @@ def _apply_merge(state: MemoryState, obj: ObjectState, data: dict, lost_after_s:
     obj.lost, obj.lost_at = False, None
     if data.get("label") is not None:
         obj.label = data["label"]
+    if "to" in data:  # the survivor settles where the absorbed one was (a consolidated move)
+        _settle(obj, data, ev_t)
     _drop(state, gone.id)
     state.place_object(obj)
     state.schedule_loss(obj, lost_after_s)

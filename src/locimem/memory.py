@@ -370,25 +370,19 @@ class ObjectMemory(MemoryReader):
         checked = [_check_prior_entry(i, e, scene) for i, e in enumerate(entries)]
         if not checked:
             raise InvalidInput("the prior map holds no entries")
-        state = self._state
-        out = RecordWriter(
-            Commit(id=state.next_commit, kind="prior", t=float(state.now or 0.0),
-                   recorded_at=float(self._clock()), actor=actor, reason=reason,
-                   n_detections=0),
-            state.next_seq,
-        )
-        ids = []
-        for offset, entry in enumerate(checked):
-            oid = state.next_object_id + offset
-            out.event(EventKind.APPEARED, oid, entry["label"], {
-                "label": entry["label"], "center": entry["center"], "size": entry["size"],
-                "source": entry["source"], "prior": True, "attributes": entry["attributes"],
-                "orientation": entry["orientation"]})
-            out.event(EventKind.PROMOTED, oid, entry["label"],
-                      {"to": entry["center"], "size": entry["size"]})
-            out.event(EventKind.PRIOR, oid, entry["label"], {"entry": entry})
-            ids.append(oid)
-        self._commit(out.records)
+        ids = [self._state.next_object_id + offset for offset in range(len(checked))]
+        items: list[Derived] = []
+        for oid, entry in zip(ids, checked, strict=True):
+            label = entry["label"]
+            items += [
+                (EventKind.APPEARED, oid, label, {
+                    "label": label, "center": entry["center"], "size": entry["size"],
+                    "source": entry["source"], "prior": True,
+                    "attributes": entry["attributes"], "orientation": entry["orientation"]}),
+                (EventKind.PROMOTED, oid, label, {"to": entry["center"], "size": entry["size"]}),
+                (EventKind.PRIOR, oid, label, {"entry": entry}),
+            ]
+        self._meta_commit("prior", actor, reason, items)
         return ids
 
     def confirm_delta(self, delta_id: int, *, actor: str = "operator",
@@ -479,18 +473,23 @@ class ObjectMemory(MemoryReader):
             "n_detections": obj.n_detections + young.n_detections, "label": young.label,
             "distance_m": math.dist(obj.center, young.center), "delta": delta["id"]}), update]
 
-    def _meta_commit(self, kind: str, actor: str, reason: str | None,
-                     items: Sequence[Derived]) -> None:
+    def _writer(self, kind: str, actor: str, reason: str | None) -> RecordWriter:
+        """Records of a commit that is not a scan, at the latest scan's time."""
         state = self._state
-        out = RecordWriter(
+        return RecordWriter(
             Commit(id=state.next_commit, kind=kind, t=float(state.now or 0.0),
                    recorded_at=float(self._clock()), actor=actor, reason=reason,
                    n_detections=0),
             state.next_seq,
         )
-        for ev_kind, oid, label, data in items:
-            out.event(ev_kind, oid, label, data)
+
+    def _meta_commit(self, kind: str, actor: str, reason: str | None,
+                     items: Sequence[Derived]) -> list[Event]:
+        """One commit of ``kind`` holding these events (checked actor and reason)."""
+        out = self._writer(kind, actor, reason)
+        events = [out.event(ev_kind, oid, label, data) for ev_kind, oid, label, data in items]
         self._commit(out.records)
+        return events
 
     # -- the scene graph -----------------------------------------------------------------------
     def define_room(self, name: str, polygon_xy: Sequence[Sequence[float]],
@@ -548,16 +547,8 @@ class ObjectMemory(MemoryReader):
                       reason: str | None) -> list[Event]:
         actor = check_text(actor, "actor")
         reason = None if reason is None else check_text(reason, "reason", max_chars=1000)
-        state = self._state
-        out = RecordWriter(
-            Commit(id=state.next_commit, kind="scene", t=float(state.now or 0.0),
-                   recorded_at=float(self._clock()), actor=actor, reason=reason,
-                   n_detections=0),
-            state.next_seq,
-        )
-        events = [out.event(kind, 0, "", data) for kind, data in items]
-        self._commit(out.records)
-        return events
+        return self._meta_commit("scene", actor, reason,
+                                 [(kind, 0, "", data) for kind, data in items])
 
     # -- maintenance --------------------------------------------------------------------------
     def compact(self, *, older_than_s: float = 600.0, trail_s: float = 10.0,
@@ -596,12 +587,7 @@ class ObjectMemory(MemoryReader):
         report = CompactionReport(horizon, state_at.now, len(rows), len(dropped), dry_run)
         if dry_run:
             return report
-        out = RecordWriter(
-            Commit(id=self._state.next_commit, kind="maintenance", t=float(now or 0.0),
-                   recorded_at=float(self._clock()), actor=actor, reason=reason,
-                   n_detections=0),
-            self._state.next_seq,
-        )
+        out = self._writer("maintenance", actor, reason)
         out.event(EventKind.COMPACTED, 0, "", {
             "horizon_commit": horizon, "horizon_t": state_at.now, "examined": len(rows),
             "removed": len(dropped), "trail_s": trail,

@@ -214,3 +214,18 @@ def test_the_agent_layer_reads_deltas_in_recent_changes(tmp_path: Path) -> None:
                               "moved vs the prior map: confirmed (delta 1)"]
     assert [c["id"] for c in out["changes"]] == [4, 2]
     mem.close()
+
+
+def test_two_confirmed_deltas_of_one_object_are_both_applied(tmp_path: Path) -> None:
+    mem = _prior(tmp_path)
+    # the table was moved 0.8 m and is reported longer: within the drift radius, so the
+    # tracker keeps its identity (a confirmed MOVED), and both deltas open on object 1
+    longer = Detection("kitchen table", 0.9, (1.8, 1.0, 0.375), (2.2, 0.8, 0.75))
+    _scans(mem, 1.0, 20, [longer])
+    kinds = sorted((d["kind"], d["status"], d["object"]) for d in mem.deltas())
+    assert kinds == [("geometry", "confirmed", 1), ("moved", "confirmed", 1)]
+    mem.consolidate()
+    entry = mem.prior_map()[1]
+    assert entry["center"][0] > 1.5 and entry["size"][0] > 1.8  # neither undid the other
+    assert mem.snapshot() == mem.rebuild_from_log().snapshot()
+    mem.close()

@@ -425,11 +425,12 @@ class ObjectMemory(MemoryReader):
         t = float(state.now or 0.0)
         items: list[Derived] = []
         applied = []
+        entries: dict[int, dict[str, Any] | None] = {}  # the map as this commit changes it
         for did in sorted(state.deltas):
             delta = state.deltas[did]
             if delta["status"] != "confirmed":
                 continue
-            items += self._consolidation(delta)
+            items += self._consolidation(delta, entries)
             done = reviewed_delta(delta, "applied", t, actor, reason)
             items.append((EventKind.DELTA, done["object"], done["label"], done))
             applied.append(done)
@@ -437,12 +438,15 @@ class ObjectMemory(MemoryReader):
             self._meta_commit("consolidate", actor, reason, items)
         return applied
 
-    def _consolidation(self, delta: dict[str, Any]) -> list[Derived]:
-        """The PRIOR events that apply one confirmed delta to the prior map."""
+    def _consolidation(self, delta: dict[str, Any], entries: dict[int, dict[str, Any] | None]
+                       ) -> list[Derived]:
+        """The PRIOR events that apply one confirmed delta to the prior map; ``entries``
+        holds the entries earlier deltas of the same commit changed (and is updated)."""
         state = self._state
         oid, kind = delta["object"], delta["kind"]
-        entry = state.prior.get(oid)
-        if kind == "removed":
+        entry = entries[oid] if oid in entries else state.prior.get(oid)
+        if kind == "removed" or entry is None and kind != "added":
+            entries[oid] = None
             return [(EventKind.PRIOR, oid, delta["label"], {"removed": True,
                                                             "delta": delta["id"]})]
         if kind == "added":
@@ -452,13 +456,14 @@ class ObjectMemory(MemoryReader):
                    "size": delta["observed"]["size"], "orientation": None,
                    "attributes": dict(obj.attributes) if obj is not None else {},
                    "confidence": 1.0, "source": source, "prior_id": None}
+            entries[oid] = new
             return [(EventKind.PRIOR, oid, delta["label"], {"entry": new, "delta": delta["id"]})]
-        assert entry is not None  # moved / geometry deltas are about prior objects
         new = dict(entry)
         if kind == "moved":
             new["center"] = delta["observed"]["center"]
         else:
             new["size"] = delta["observed"]["size"]
+        entries[oid] = new
         update = (EventKind.PRIOR, oid, delta["label"], {"entry": new, "delta": delta["id"]})
         live, obj = delta.get("live"), state.objects.get(oid)
         young = state.objects.get(live) if live is not None else None

@@ -3,6 +3,7 @@ pending until evidence confirms it, rejectable, and applied by consolidate() —
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -229,3 +230,42 @@ def test_two_confirmed_deltas_of_one_object_are_both_applied(tmp_path: Path) -> 
     assert entry["center"][0] > 1.5 and entry["size"][0] > 1.8  # neither undid the other
     assert mem.snapshot() == mem.rebuild_from_log().snapshot()
     mem.close()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_evidence_against_a_prior_map_replays_exactly(tmp_path: Path, seed: int) -> None:
+    """Random sightings (moves, absences, new things, camera views) against a prior map:
+    the live memory, its reopened cache and the replay of its log agree, deltas included."""
+    import random
+
+    rng = random.Random(seed)
+    path = tmp_path / "m.loci"
+    mem = _prior(tmp_path)
+    places = {"mug": [1.2, 1.0, 0.8], "kitchen table": [1.0, 1.0, 0.375],
+              "counter": [4.0, 1.0, 0.45], "plant": [6.0, 2.0, 0.3]}
+    sizes = {"mug": (0.08, 0.08, 0.1), "kitchen table": (1.2, 0.8, 0.75),
+             "counter": (1.0, 0.6, 0.9), "plant": (0.3, 0.3, 0.6)}
+    t = 0.0
+    for _ in range(60):
+        t += rng.choice([0.5, 1.0, 5.0])
+        if rng.random() < 0.08:  # something is moved
+            label = rng.choice(list(places))
+            places[label] = [places[label][0] + rng.uniform(-3, 3), places[label][1], 0.5]
+        seen = [Detection(label, 0.9, tuple(c), sizes[label]) for label, c in places.items()
+                if rng.random() < 0.7]
+        camera = None
+        if rng.random() < 0.5:
+            x = rng.uniform(0.0, 6.0)
+            yaw = rng.uniform(-3.14, 3.14)
+            camera = Camera((x, 1.0, 1.0), (math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)),
+                            fov_deg=90.0, range_m=5.0, depth=np.full((12, 16), 9.0))
+        mem.observe(t, seen, camera=camera)
+        if rng.random() < 0.05:
+            mem.consolidate(actor="bot")
+        if rng.random() < 0.05 and mem.deltas(status="pending"):
+            mem.reject_delta(mem.deltas(status="pending")[0]["id"], actor="bot")
+    assert mem.snapshot() == mem.rebuild_from_log().snapshot()
+    snap = mem.snapshot()
+    mem.close()
+    with ObjectMemory.open(path, scope="home", read_only=True) as again:
+        assert again.snapshot() == snap

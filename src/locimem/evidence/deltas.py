@@ -35,7 +35,7 @@ from typing import Any
 
 from locimem.config import TrackerConfig
 from locimem.model import Commit, Event, EventKind, Observation
-from locimem.tracker.state import MemoryState, ObjectState
+from locimem.tracker.state import MemoryState, ObjectState, delta_keys
 
 __all__ = ["DELTA_KINDS", "DELTA_STATUSES", "OPEN", "detect", "reviewed"]
 
@@ -76,18 +76,35 @@ def _box(obj: ObjectState) -> dict[str, list[float]]:
 
 
 class _Detector:
+    """One commit's delta decisions. Deltas are found through ``state.delta_index`` (by
+    evidence identity and kind, and by prior object), never by scanning them all."""
+
     def __init__(self, state: MemoryState, config: TrackerConfig, t: float) -> None:
         self.state, self.config, self.t = state, config, t
-        self.out: list[dict] = []
-        self.next_id = max(state.deltas, default=0) + 1
-        self.open: dict[tuple[int, str], dict] = {}
-        self.rejected: dict[tuple[int, str], list[dict]] = defaultdict(list)
-        for d in state.deltas.values():
-            key = (d.get("live", d["object"]), d["kind"])
-            if d["status"] in OPEN:
-                self.open[key] = d
-            elif d["status"] == "rejected":
-                self.rejected[key].append(d)
+        self.changed: dict[int, dict] = {}  # delta id -> its new value, in order of change
+        self.added: dict[tuple, list[int]] = defaultdict(list)  # index entries of new deltas
+        self.next_id = next(reversed(state.deltas), 0) + 1  # ids ascend with insertion
+
+    @property
+    def out(self) -> list[dict]:
+        return list(self.changed.values())
+
+    # -- finding ------------------------------------------------------------------------------
+    def _deltas(self, key: tuple) -> list[dict]:
+        ids = [*self.state.delta_index.get(key, ()), *self.added.get(key, ())]
+        return [self.changed.get(did) or self.state.deltas[did] for did in ids]
+
+    def _open(self, evidence: int, kind: str) -> dict | None:
+        return next((d for d in reversed(self._deltas((kind, evidence)))
+                     if d["status"] in OPEN), None)
+
+    def _rejected(self, evidence: int, kind: str) -> list[dict]:
+        return [d for d in self._deltas((kind, evidence)) if d["status"] == "rejected"]
+
+    def _open_moves_of(self, prior_id: int) -> list[dict]:
+        """Open ``moved`` deltas about a prior object (under its own id or a new one)."""
+        return [d for d in self._deltas(("object", prior_id))
+                if d["kind"] == "moved" and d["status"] in OPEN]
 
     # -- writing ------------------------------------------------------------------------------
     def _frames(self, oid: int) -> list[int]:
@@ -95,20 +112,23 @@ class _Detector:
         return [k["seq"] for k in self.state.keyframes.get(oid, ())]
 
     def _new(self, kind: str, oid: int, label: str, prior: dict | None, observed: dict | None,
-             n: int, why: str, live: int | None = None) -> None:
+             n: int, why: str, live: int | None = None) -> dict:
         status = "confirmed" if n >= self.config.delta_confirm_after else "pending"
+        evidence = live if live is not None else oid
         delta: dict[str, Any] = {
             "id": self.next_id, "kind": kind, "object": oid, "label": label,
             "prior": prior, "observed": observed, "status": status, "opened_at": self.t,
             "evidence": {"n": n, "first_t": self.t, "last_t": self.t,
-                         "keyframes": self._frames(live if live is not None else oid)},
+                         "keyframes": self._frames(evidence)},
             "history": [{"t": self.t, "status": status, "by": "evidence", "reason": why}],
         }
-        if live is not None and live != oid:
-            delta["live"] = live
+        if evidence != oid:
+            delta["live"] = evidence
         self.next_id += 1
-        self.out.append(delta)
-        self.open[(live if live is not None else oid, kind)] = delta
+        self.changed[delta["id"]] = delta
+        for key in delta_keys(delta):
+            self.added[key].append(delta["id"])
+        return delta
 
     def _support(self, d: dict, n: int, observed: dict | None = None) -> None:
         new = dict(d)
@@ -122,20 +142,10 @@ class _Detector:
         if d["status"] == "pending" and ev["n"] >= self.config.delta_confirm_after:
             new = reviewed(new, "confirmed", self.t, "evidence",
                            f"{ev['n']} supporting sightings")
-        self._replace(d, new)
+        self.changed[new["id"]] = new
 
     def _reject(self, d: dict, why: str) -> None:
-        self._replace(d, reviewed(d, "rejected", self.t, "evidence", why))
-
-    def _replace(self, old: dict, new: dict) -> None:
-        key = (old.get("live", old["object"]), old["kind"])
-        self.out = [x for x in self.out if x["id"] != new["id"]] + [new]
-        if new["status"] in OPEN:
-            self.open[key] = new
-        else:
-            self.open.pop(key, None)
-            if new["status"] == "rejected":
-                self.rejected[key].append(new)
+        self.changed[d["id"]] = reviewed(d, "rejected", self.t, "evidence", why)
 
     # -- rules --------------------------------------------------------------------------------
     def object(self, oid: int, n_seen: int, kinds: set[EventKind]) -> None:
@@ -147,20 +157,20 @@ class _Detector:
                 self._unmapped(obj, n_seen, kinds)
             return
         prior_box = {"center": entry["center"], "size": entry["size"]}
-        removed = self.open.get((oid, "removed"))
+        removed = self._open(oid, "removed")
         if EventKind.LOST in kinds and obj is not None and removed is None:
             if not any(d["evidence"].get("lost_at") == obj.lost_at
-                       for d in self.rejected[(oid, "removed")]):
-                self._new("removed", oid, obj.label, prior_box, None, max(1, obj.n_missed),
-                          "the camera looked and it was not there")
-                self.open[(oid, "removed")]["evidence"]["lost_at"] = obj.lost_at
+                       for d in self._rejected(oid, "removed")):
+                opened = self._new("removed", oid, obj.label, prior_box, None,
+                                   max(1, obj.n_missed), "the camera looked and it was not there")
+                opened["evidence"]["lost_at"] = obj.lost_at
         elif removed is not None and (n_seen or EventKind.REACQUIRED in kinds):
             self._reject(removed, "seen again")
         if obj is None or obj.lost or not n_seen:
             return
         # seen at its own identity: is it still where the prior map has it?
         far = math.dist(obj.place, entry["center"]) > config.delta_move_m
-        moved = self.open.get((oid, "moved"))
+        moved = self._open(oid, "moved")
         if far:
             if moved is None:
                 if not self._same_as_rejected(oid, "moved", obj.place):
@@ -169,22 +179,20 @@ class _Detector:
             elif math.dist(obj.place, moved["observed"]["center"]) <= config.delta_move_m:
                 self._support(moved, n_seen)
             else:  # moved again: the evidence starts over at the new place
-                self._replace(moved, reviewed(
-                    {**moved, "observed": _box(obj),
-                     "evidence": {"n": n_seen, "first_t": self.t, "last_t": self.t,
-                                  "keyframes": self._frames(oid)}},
-                    "pending", self.t, "evidence", "settled at another place"))
-        elif moved is not None:
-            self._reject(moved, "seen at its prior place")
-        # the prior object seen where the map has it: a new identity's claim that it moved
-        # there is contradicted
-        if not far:
-            for d in list(self.open.values()):
-                if d["kind"] == "moved" and d["object"] == oid and "live" in d:
-                    self._reject(d, "the prior object was seen at its prior place")
+                restart = {**moved, "observed": _box(obj),
+                           "evidence": {"n": n_seen, "first_t": self.t, "last_t": self.t,
+                                        "keyframes": self._frames(oid)}}
+                self.changed[moved["id"]] = reviewed(restart, "pending", self.t, "evidence",
+                                                     "settled at another place")
+        else:
+            # seen where the map has it: contradicts any claim that it moved (under its own
+            # identity, or seen as a new one elsewhere)
+            for d in self._open_moves_of(oid):
+                self._reject(d, "seen at its prior place" if "live" not in d
+                             else "the prior object was seen at its prior place")
         ratio = max(max(a / b, b / a) for a, b in zip(obj.size, entry["size"], strict=True)
                     if a > 0 and b > 0)
-        reshaped = self.open.get((oid, "geometry"))
+        reshaped = self._open(oid, "geometry")
         if ratio > config.delta_size_ratio:
             if reshaped is None:
                 if not self._same_as_rejected(oid, "geometry", obj.place):
@@ -199,7 +207,7 @@ class _Detector:
         """An object the prior map does not have: an addition, or a prior object that moved
         too far for the tracker to keep its identity."""
         for kind in ("moved", "added"):
-            d = self.open.get((obj.id, kind))
+            d = self._open(obj.id, kind)
             if d is not None:
                 if n_seen and not obj.lost:
                     self._support(d, n_seen, _box(obj))
@@ -214,27 +222,28 @@ class _Detector:
                           {"center": entry["center"], "size": entry["size"]}, _box(obj),
                           n_seen, f"a new sighting of its label, #{obj.id}, "
                           "while it has not been seen at its prior place", live=obj.id)
-        elif not self.rejected[(obj.id, "added")]:
+        elif not self._rejected(obj.id, "added"):
             self._new("added", obj.id, obj.label, None, _box(obj), n_seen,
                       "not in the prior map")
 
     def _unsupported_twin(self, obj: ObjectState) -> int | None:
         """The nearest prior object with this label that live evidence does not support
-        (never seen live, or lost), and that no open delta already explains."""
+        (never seen live, or lost), and that no open delta already explains. (A scan over the
+        prior map, paid once per newly promoted object.)"""
         best: tuple[float, int] | None = None
-        claimed = {d["object"] for d in self.open.values() if d["kind"] == "moved"}
         for pid, entry in self.state.prior.items():
-            live = self.state.objects.get(pid)
-            if entry["label"] != obj.label or pid in claimed or pid == obj.id:
+            if entry["label"] != obj.label or pid == obj.id:
                 continue
+            live = self.state.objects.get(pid)
             if live is not None and live.n_detections > 0 and not live.lost:
                 continue
             d = math.dist(entry["center"], obj.place)
-            if best is None or (d, pid) < best:
+            if (best is None or (d, pid) < best) and not self._open_moves_of(pid):
                 best = (d, pid)
         return None if best is None else best[1]
 
     def _same_as_rejected(self, live: int, kind: str, place: Sequence[float]) -> bool:
         """A person (or evidence) rejected this kind of delta for this object at this place."""
         return any(d["observed"] is not None and math.dist(d["observed"]["center"], place)
-                   <= self.config.delta_move_m for d in self.rejected[(live, kind)])
+                   <= self.config.delta_move_m for d in self._rejected(live, kind))
+

@@ -141,7 +141,10 @@ def _apply_event(state: MemoryState, ev: Event, lost_after_s: float) -> None:
             state.prior[ev.object_id] = data["entry"]
         return
     if kind is EventKind.DELTA:
+        new = data["id"] not in state.deltas
         state.deltas[data["id"]] = data
+        if new:
+            state.index_delta(data)
         return
     if kind is EventKind.KEYFRAME:
         state.keyframes[ev.object_id] = data["kept"]

@@ -227,6 +227,8 @@ class MemoryState:
         self.prior: dict[int, dict[str, Any]] = {}
         self.deltas: dict[int, dict[str, Any]] = {}
         self.keyframes: dict[int, list[dict[str, Any]]] = {}
+        # deltas by (kind, evidence identity) and by ("object", prior object): delta ids
+        self.delta_index: dict[tuple[Any, int], list[int]] = {}
         # whether the commit being applied came with a camera (set by apply at each commit)
         self.camera_commit = False
         # loss queue: (deadline, id) for objects not lost whose belief is time-only (last seen
@@ -257,11 +259,21 @@ class MemoryState:
         for oid, tomb in self.tombstones.items():
             self.tomb_grid.set(oid, tomb.obj.center)
         self.scene.rebuild(self.objects.values())
+        self.delta_index = {}
+        for delta in self.deltas.values():
+            self.index_delta(delta)
         self._loss_queue = [
             (o.last_seen + lost_after_s, o.id) for o in self.objects.values()
             if not o.lost and not o.seen_camera
         ]
         heapq.heapify(self._loss_queue)
+
+    def index_delta(self, delta: dict[str, Any]) -> None:
+        """File a delta in ``delta_index`` (once; its keys never change)."""
+        for key in delta_keys(delta):
+            ids = self.delta_index.setdefault(key, [])
+            if delta["id"] not in ids[-1:]:
+                ids.append(delta["id"])
 
     def due_for_loss(self, t: float, lost_after_s: float) -> list[int]:
         """Ids of objects (not lost, time-only belief) unseen for more than ``lost_after_s`` at
@@ -317,3 +329,9 @@ class MemoryState:
         for name in ("prior", "deltas", "keyframes"):  # absent from version-1 checkpoints
             getattr(state, name).update({int(k): v for k, v in data.get(name, {}).items()})
         return state
+
+
+def delta_keys(delta: dict[str, Any]) -> tuple[tuple[Any, int], ...]:
+    """The keys ``MemoryState.delta_index`` files a delta under: (kind, the identity its
+    evidence comes from) and ("object", the prior object it is about)."""
+    return ((delta["kind"], delta.get("live", delta["object"])), ("object", delta["object"]))

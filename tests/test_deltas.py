@@ -189,6 +189,11 @@ def test_bad_prior_input_and_bad_reviews_write_nothing(tmp_path: Path) -> None:
         mem.deltas(status="maybe")
     assert len(mem.audit()) == 1
     mem.close()
+    with ObjectMemory.open(tmp_path / "live.loci", scope="home") as live:
+        live.observe(0.0, [MUG_ON_COUNTER])
+        with pytest.raises(InvalidInput, match="needs a scope that has observed nothing"):
+            live.load_prior([TABLE], scene="late")
+        assert live.prior_map() == {} and len(live.audit()) == 1
     with ObjectMemory.open(tmp_path / "m.loci", scope="home", read_only=True) as ro, \
             pytest.raises(ReadOnly):
         ro.consolidate()

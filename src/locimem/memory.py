@@ -356,7 +356,8 @@ class ObjectMemory(MemoryReader):
         is ``"prior:<scene>"`` and which is believed until the camera looks and misses it;
         live evidence that disagrees opens deltas (see :meth:`deltas`). Returns the new ids.
 
-        A memory holds one prior map: :meth:`consolidate` updates it from confirmed deltas.
+        A memory holds one prior map, loaded before anything is observed (rooms may be
+        defined first): :meth:`consolidate` updates it from confirmed deltas.
         """
         self._writable("load_prior")
         scene = check_text(scene, "scene", max_chars=128)
@@ -365,6 +366,11 @@ class ObjectMemory(MemoryReader):
         if self._state.prior:
             raise InvalidInput("this memory already has a prior map; consolidate() updates "
                                "it from confirmed deltas (load a new one into a new scope)")
+        if self._state.objects or self._state.tombstones:
+            raise InvalidInput(
+                f"load_prior() needs a scope that has observed nothing yet; scope "
+                f"{self._scope!r} already holds objects (load the prior map into a new scope "
+                "and run the robot against it there)")
         if isinstance(entries, (str, bytes, dict)) or not hasattr(entries, "__iter__"):
             raise InvalidInput("entries must be a list of dicts with label, center and size")
         checked = [_check_prior_entry(i, e, scene) for i, e in enumerate(entries)]
@@ -445,7 +451,7 @@ class ObjectMemory(MemoryReader):
         state = self._state
         oid, kind = delta["object"], delta["kind"]
         entry = entries[oid] if oid in entries else state.prior.get(oid)
-        if kind == "removed" or entry is None and kind != "added":
+        if kind == "removed" or (entry is None and kind != "added"):
             entries[oid] = None
             return [(EventKind.PRIOR, oid, delta["label"], {"removed": True,
                                                             "delta": delta["id"]})]

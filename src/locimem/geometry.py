@@ -381,8 +381,8 @@ def place_states(camera: Camera, centers: Any, sizes: Any, see_through_m: float 
             continue
         ray = rays[r0:r1 + 1, c0:c1 + 1].reshape(-1, 3)
         d = depth[r0:r1 + 1, c0:c1 + 1].reshape(-1).astype(np.float64)
-        t_in, t_out = _chord(origin, ray, pts[k] - core_half[k], pts[k] + core_half[k])
-        t_box, _ = _chord(origin, ray, pts[k] - half[k], pts[k] + half[k])
+        t_in, t_out = ray_box_chord(origin, ray, pts[k] - core_half[k], pts[k] + core_half[k])
+        t_box, _ = ray_box_chord(origin, ray, pts[k] - half[k], pts[k] + half[k])
         hit = np.isfinite(t_in) & np.isfinite(d) & (d > 0.0)
         if not hit.any():
             out[k] = Place.NO_DEPTH
@@ -397,8 +397,8 @@ def place_states(camera: Camera, centers: Any, sizes: Any, see_through_m: float 
     return out
 
 
-def _chord(origin: np.ndarray, rays: np.ndarray, lo: np.ndarray, hi: np.ndarray
-           ) -> tuple[np.ndarray, np.ndarray]:
+def ray_box_chord(origin: np.ndarray, rays: np.ndarray, lo: np.ndarray, hi: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray]:
     """Forward distances at which each ray (forward component 1) enters and leaves the box
     [lo, hi] (inf, inf where it misses)."""
     safe = np.where(np.abs(rays) < 1e-12, 1e-12, rays)

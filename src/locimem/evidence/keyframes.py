@@ -63,7 +63,7 @@ from locimem.check import (
     check_vec,
 )
 from locimem.errors import InvalidInput
-from locimem.geometry import _chord, in_view, pixel_rays, project
+from locimem.geometry import in_view, pixel_rays, project, ray_box_chord
 from locimem.model import Camera
 
 __all__ = [
@@ -272,7 +272,7 @@ def _depth_share(camera: Camera, corners: np.ndarray) -> float:
     if r0 > r1 or c0 > c1:
         return 0.0
     rays = pixel_rays(camera, (h, w))[r0:r1 + 1, c0:c1 + 1].reshape(-1, 3)
-    t_in, _ = _chord(np.asarray(camera.position, dtype=np.float64), rays,
+    t_in, _ = ray_box_chord(np.asarray(camera.position, dtype=np.float64), rays,
                      corners.min(axis=0), corners.max(axis=0))
     crossed = np.isfinite(t_in)
     n = int(np.count_nonzero(crossed))

@@ -341,3 +341,12 @@ def test_retention_keeps_the_top_n_and_archives_every_replaced_frame(n, offers):
     for f in (*kept, *archive):  # the very objects offered, unchanged
         assert f is frames[f.seq]
         assert f.to_dict() == snapshot[id(f)]
+
+
+def test_a_large_box_on_a_large_depth_image_is_sampled_on_a_grid_with_the_same_share() -> None:
+    depth = np.full((480, 640), 5.0)
+    depth[:, :320] = np.nan  # the left half has no readings
+    camera = Camera((0.0, 0.0, 1.0), (1.0, 0.0, 0.0, 0.0), fov_deg=90.0, range_m=8.0,
+                    depth=depth)
+    coverage, share = visibility(camera, (3.0, 0.0, 1.0), (2.0, 2.0, 1.0))
+    assert coverage == 1.0 and share == pytest.approx(0.5, abs=0.01)

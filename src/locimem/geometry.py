@@ -223,8 +223,11 @@ def pixel_index(rows: np.ndarray, cols: np.ndarray, shape: tuple[int, int]
     return (np.clip(r, 0, h - 1).astype(np.intp), np.clip(c, 0, w - 1).astype(np.intp))
 
 
-def pixel_rays(camera: Camera, shape: tuple[int, int] | None = None) -> np.ndarray:
-    """Map-frame ray directions through every pixel centre, shape ``(h, w, 3)``.
+def pixel_rays(camera: Camera, shape: tuple[int, int] | None = None,
+               window: tuple[int, int, int, int] | None = None, step: int = 1) -> np.ndarray:
+    """Map-frame ray directions through every pixel centre, shape ``(h, w, 3)`` — or only
+    through rows ``r0..r1`` and columns ``c0..c1`` (inclusive) of a ``window``, every
+    ``step``-th row and column.
 
     Each direction has a *forward component of 1* in the body frame, so a hit at ray parameter
     ``s`` (``point = position + s * ray``) lies at forward distance ``s``: exactly what a depth
@@ -232,8 +235,10 @@ def pixel_rays(camera: Camera, shape: tuple[int, int] | None = None) -> np.ndarr
     """
     h, w = _image_shape(camera, shape)
     fx, fy, cx, cy = intrinsics(camera, (h, w))
-    cols = (np.arange(w) + 0.5 - cx) / fx  # = -y / x
-    rows = (np.arange(h) + 0.5 - cy) / fy  # = -z / x
+    r0, r1, c0, c1 = (0, h - 1, 0, w - 1) if window is None else window
+    cols = (np.arange(c0, c1 + 1, step) + 0.5 - cx) / fx  # = -y / x
+    rows = (np.arange(r0, r1 + 1, step) + 0.5 - cy) / fy  # = -z / x
+    h, w = rows.size, cols.size
     body = np.empty((h, w, 3))
     body[..., 0] = 1.0
     body[..., 1] = -cols[None, :]

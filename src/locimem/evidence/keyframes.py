@@ -81,6 +81,7 @@ __all__ = [
 ]
 
 N_KEYFRAMES = 5  # frames kept per object by default
+_DEPTH_SAMPLES = 4096  # depth pixels tested per box at most (a grid over larger boxes)
 
 W_COVERAGE = 0.5  # weight of the share of the object's box the frame covers
 W_NOVELTY = 0.3  # weight of how new the viewpoint is among the kept frames
@@ -271,14 +272,16 @@ def _depth_share(camera: Camera, corners: np.ndarray) -> float:
         r0, r1, c0, c1 = 0, h - 1, 0, w - 1
     if r0 > r1 or c0 > c1:
         return 0.0
-    rays = pixel_rays(camera, (h, w))[r0:r1 + 1, c0:c1 + 1].reshape(-1, 3)
+    # a large box is sampled on a grid of at most ~_DEPTH_SAMPLES pixels: a share needs no more
+    step = max(1, math.ceil(math.sqrt((r1 - r0 + 1) * (c1 - c0 + 1) / _DEPTH_SAMPLES)))
+    rays = pixel_rays(camera, (h, w), (r0, r1, c0, c1), step).reshape(-1, 3)
     t_in, _ = ray_box_chord(np.asarray(camera.position, dtype=np.float64), rays,
                      corners.min(axis=0), corners.max(axis=0))
     crossed = np.isfinite(t_in)
     n = int(np.count_nonzero(crossed))
     if n == 0:
         return 0.0
-    d = depth[r0:r1 + 1, c0:c1 + 1].reshape(-1)[crossed].astype(np.float64)
+    d = depth[r0:r1 + 1:step, c0:c1 + 1:step].reshape(-1)[crossed].astype(np.float64)
     return int(np.count_nonzero(np.isfinite(d) & (d > 0.0))) / n
 
 

@@ -386,7 +386,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace) -> int:
     if args.prior:
-        from locimem.interchange.export import read_memory
+        from locimem.interchange.directory import read_memory
 
         manifest, data = read_memory(args.directory)  # every checksum verified first
         entries = [{k: o[k] for k in ("label", "center", "size", "orientation", "attributes")
@@ -399,7 +399,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         print(f"loaded {len(ids)} objects as the prior map {scene!r} "
               f"(ids {ids[0]}..{ids[-1]})" if ids else "the directory holds no objects")
         return 0
-    from locimem.interchange.export import import_memory
+    from locimem.interchange.load import import_memory
 
     r = import_memory(args.directory, args.store, scope=args.scope, progress=_progress(args))
     rows = ", ".join(f"{r.counts.get(k, 0):,} {k}" for k in ("commits", "observations", "events",

@@ -108,7 +108,7 @@ Per scope.
 Memory directories (:func:`validate_directory`, see :mod:`locimem.interchange.export`):
 
 ``manifest_checksums``
-    :func:`~locimem.interchange.export.check_directory` finds nothing wrong: the manifest is
+    :func:`~locimem.interchange.directory.check_directory` finds nothing wrong: the manifest is
     intact, and every file is there, with its size and SHA-256. No ids.
 ``directory_imports``
     The directory imports into a new store, which then passes every rule above (checked on a
@@ -280,7 +280,7 @@ def load_state(store: SQLiteStore, scope: str, *, from_log: bool,
 def validate_directory(directory: str | os.PathLike[str]) -> ValidationReport:
     """Check a memory directory (:mod:`locimem.interchange.export`): the manifest and the size
     and SHA-256 of every file (``manifest_checksums``, by
-    :func:`~locimem.interchange.export.check_directory`); then that it imports into a new
+    :func:`~locimem.interchange.directory.check_directory`); then that it imports into a new
     store (``directory_imports``), and that the store it gives passes every rule of
     :func:`validate_store` (their messages say ``as imported``). The scratch store lives in a
     temporary directory and is deleted.
@@ -288,7 +288,8 @@ def validate_directory(directory: str | os.PathLike[str]) -> ValidationReport:
     Raises:
         NotFound: ``directory`` is not a directory.
     """
-    from locimem.interchange.export import check_directory, import_memory
+    from locimem.interchange.directory import check_directory
+    from locimem.interchange.load import import_memory
 
     root = Path(directory)
     if not root.is_dir():

@@ -1,0 +1,375 @@
+"""Reading a memory directory into a store: :func:`import_memory`.
+
+Everything is checked before a row is written — the directory
+(:func:`~locimem.interchange.directory.verify_directory`), then the target store — and every
+row goes in as it was exported, in one transaction: nothing is replayed. The format itself is
+:mod:`locimem.interchange.directory`.
+
+Ids (objects, record seqs, commits) are file-wide in a store. The manifest gives the range of
+each; import refuses a directory whose ids collide with rows already in the target (an exact
+check when the ranges overlap, so two scopes that were written interleaved in one file can be
+put back together).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import secrets
+import sqlite3
+import time
+import zlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+from locimem.check import check_scope
+from locimem.errors import IntegrityError, InvalidInput, NotFound, ScopeError
+from locimem.interchange.directory import (
+    _AGAIN,
+    _EMBEDDING_DTYPES,
+    BATCH_ROWS,
+    TABLES,
+    Manifest,
+    Progress,
+    _fsync_directory,
+    _loads,
+    _Table,
+    _Ticks,
+    verify_directory,
+)
+from locimem.interchange.store_file import _read_only, _store_version
+from locimem.store.sqlite import SQLiteStore, _dumps, _encode_fast
+
+__all__ = ["ImportReport", "import_memory"]
+
+_TARGET_IDS = {  # the ids a store already uses in a range, whatever their scope
+    "commit": ("SELECT id FROM commits WHERE id BETWEEN ? AND ?",),
+    "seq": ("SELECT seq FROM observations WHERE seq BETWEEN ? AND ?",
+            "SELECT seq FROM events WHERE seq BETWEEN ? AND ?"),
+    "object": ("SELECT id FROM objects WHERE id BETWEEN ? AND ?",
+               "SELECT id FROM tombstones WHERE id BETWEEN ? AND ?",
+               "SELECT DISTINCT object_id FROM events WHERE object_id BETWEEN ? AND ? "
+               "AND object_id != 0"),
+}
+_ID_COLUMNS = {  # where each kind of id sits in the files (table, column)
+    "commit": (("commits", "id"),),
+    "seq": (("observations", "seq"), ("events", "seq")),
+    "object": (("events", "object_id"), ("observations", "object_id"), ("objects", "id"),
+               ("tombstones", "id")),
+}
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    """What :func:`import_memory` did: the store, the scope written, the rows per table,
+    whether the store was created, and — when an older store was migrated first — its old
+    schema version and where its backup went."""
+
+    store: Path
+    scope: str
+    counts: dict[str, int]
+    created: bool
+    seconds: float
+    migrated_from: int | None = None
+    backup_path: str | None = None
+
+
+def import_memory(directory: str | os.PathLike[str], store_path: str | os.PathLike[str], *,
+                  scope: str | None = None, progress: Progress | None = None) -> ImportReport:
+    """Put a memory directory into the store at ``store_path``, under its own scope or under
+    ``scope``.
+
+    Everything is checked first — the manifest and the size and SHA-256 of every file, then
+    that the store has no data for the scope and no rows with the directory's ids — and then
+    every row is inserted in one transaction, as it was exported: nothing is replayed, and a
+    refused or failed import writes nothing. A new store is built in a temporary file beside
+    ``store_path`` and renamed into place when complete (it takes the exported store's
+    ``created_at``). An existing store of an older schema is migrated first, with a backup
+    (see :class:`~locimem.store.sqlite.SQLiteStore`).
+
+    Raises:
+        NotFound: no directory there, or the directory of ``store_path`` does not exist.
+        IntegrityError: the directory is damaged, incomplete or was edited.
+        SchemaVersionError: the directory, or the store, is from a newer locimem.
+        ScopeError: the store already has data for the scope, or rows with the directory's
+            ids (it came from this store, or a copy of it): import into a new store.
+        StoreLocked: the store is open for writing.
+        NotAStore: ``store_path`` is not a locimem store.
+    """
+    started = time.perf_counter()
+    source = Path(directory)
+    manifest = verify_directory(source, progress=progress)
+    target_scope = manifest.scope if scope is None else check_scope(scope)
+    dest = Path(store_path)
+    if not dest.parent.is_dir():
+        raise NotFound(f"cannot import into {str(dest)!r}: the directory {str(dest.parent)!r} "
+                       "does not exist")
+    if dest.is_dir():
+        raise InvalidInput(f"{str(dest)!r} is a directory; name the store file to import into")
+    if not (dest.exists() and dest.stat().st_size > 0):
+        counts = _import_new(source, manifest, dest, target_scope, progress)
+        return ImportReport(store=dest, scope=target_scope, counts=counts, created=True,
+                            seconds=time.perf_counter() - started)
+    with contextlib.closing(_read_only(dest)) as probe:
+        version = _store_version(probe, dest)
+        _check_target(probe, dest, manifest, target_scope)  # before anything is opened writable
+    store = SQLiteStore(dest)
+    try:
+        with store.atomic() as conn:
+            _check_target(conn, dest, manifest, target_scope)  # again, under the writer lock
+            counts = _insert_all(conn, source, manifest, target_scope, progress)
+        backup = store.backup_path
+    finally:
+        store.close()
+    return ImportReport(store=dest, scope=target_scope, counts=counts, created=False,
+                        seconds=time.perf_counter() - started,
+                        migrated_from=version if backup is not None else None,
+                        backup_path=backup)
+
+
+def _import_new(source: Path, manifest: Manifest, dest: Path, scope: str,
+                progress: Progress | None) -> dict[str, int]:
+    """Build a new store in a temporary file beside ``dest``; rename it into place."""
+    temp = dest.parent / f".{dest.name}.{secrets.token_hex(4)}.importing"
+    try:
+        store = SQLiteStore(temp)
+        try:
+            with store.atomic() as conn:
+                if manifest.created_at is not None:
+                    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES "
+                                 "('created_at', ?)", (repr(manifest.created_at),))
+                counts = _insert_all(conn, source, manifest, scope, progress)
+            store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            store.close()
+        if dest.exists() and dest.stat().st_size > 0:
+            raise InvalidInput(f"{str(dest)!r} appeared while the memory was being imported; "
+                               "nothing was written to it — import again")
+        os.replace(temp, dest)
+        _fsync_directory(dest.parent)
+    finally:
+        for leftover in (temp, *(Path(f"{temp}{s}") for s in ("-wal", "-shm", "-writer"))):
+            leftover.unlink(missing_ok=True)
+    return counts
+
+
+def _check_target(conn: sqlite3.Connection, dest: Path, manifest: Manifest, scope: str) -> None:
+    """Refuse a store that has data for ``scope``, or rows with the directory's ids."""
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    for table in TABLES:
+        if table.name in tables and conn.execute(
+                f"SELECT 1 FROM {table.name} WHERE scope = ? LIMIT 1", (scope,)).fetchone():
+            raise ScopeError(
+                f"{str(dest)!r} already has data for scope {scope!r}; import under another "
+                "name (scope=...), or into a new store")
+    taken: dict[str, set[int]] = {}
+    for kind, queries in _TARGET_IDS.items():
+        span = manifest.ids[kind]
+        if span is not None:
+            found = {row[0] for sql in queries for row in conn.execute(sql, span)}
+            if found:
+                taken[kind] = found
+    if not taken:
+        return
+    clashes = {kind: sorted(ids & taken[kind])
+               for kind, ids in _directory_ids(manifest.directory, taken).items()}
+    clashes = {k: v for k, v in clashes.items() if v}
+    if clashes:
+        what = "; ".join(f"{kind} ids {', '.join(map(str, ids[:5]))}"
+                         f"{' …' if len(ids) > 5 else ''} ({len(ids)})"
+                         for kind, ids in clashes.items())
+        raise ScopeError(
+            f"the ids of {str(manifest.directory)!r} collide with rows already in "
+            f"{str(dest)!r} ({what}): ids are unique across a store file, and these records "
+            "came from this store or a copy of it — import into a new store")
+
+
+def _directory_ids(directory: Path, kinds: Iterable[str]) -> dict[str, set[int]]:
+    """The ids of ``kinds`` used in a directory's files (read only when ranges overlap)."""
+    out: dict[str, set[int]] = {}
+    for kind in kinds:
+        found: set[int] = set()
+        for table_name, column in _ID_COLUMNS[kind]:
+            table = next(t for t in TABLES if t.name == table_name)
+            with open(directory.joinpath(*table.file.split("/")), "rb") as f:
+                for n, line in enumerate(f, start=1):
+                    try:
+                        value = json.loads(line)[column]
+                    except (ValueError, TypeError, KeyError):
+                        raise IntegrityError(f"{table.file} line {n} is not a row of "
+                                             f"{table.name}; {_AGAIN}") from None
+                    if isinstance(value, int) and not (kind == "object" and value == 0):
+                        found.add(value)
+        out[kind] = found
+    return out
+
+
+def _insert_all(conn: sqlite3.Connection, directory: Path, manifest: Manifest, scope: str,
+                progress: Progress | None) -> dict[str, int]:
+    """Insert every row of the directory under ``scope`` (inside the caller's transaction)."""
+    ticks = _Ticks(progress, sum(math.ceil(manifest.counts[t.name] / BATCH_ROWS)
+                                 for t in TABLES))
+    counts: dict[str, int] = {}
+    for table in TABLES:
+        sql = (f"INSERT INTO {table.name} (scope, {', '.join(table.columns)}) "
+               f"VALUES ({', '.join('?' * (len(table.columns) + 1))})")
+        with contextlib.ExitStack() as stack:
+            matrix = None
+            if table.embeddings is not None:
+                matrix = stack.enter_context(_NpyReader(
+                    directory, table.embeddings,
+                    manifest.counts[f"{table.name[:-1]}_embeddings"]))
+            f = stack.enter_context(open(directory.joinpath(*table.file.split("/")), "rb"))
+            reader = _RowReader(table, manifest, scope, matrix, ticks)
+            try:
+                conn.executemany(sql, reader.rows(f))
+            except sqlite3.Error as exc:
+                raise IntegrityError(
+                    f"{table.file} (line {reader.n}) does not fit the store ({exc}); nothing "
+                    f"was imported — {_AGAIN}") from None
+            if reader.n != manifest.counts[table.name]:
+                raise IntegrityError(f"{table.file} has {reader.n} rows, the manifest says "
+                                     f"{manifest.counts[table.name]}; nothing was imported — "
+                                     f"{_AGAIN}")
+            if matrix is not None:
+                matrix.finish()
+            counts[table.name] = reader.n
+    ticks.close()
+    counts["observation_embeddings"] = manifest.counts["observation_embeddings"]
+    counts["object_embeddings"] = manifest.counts["object_embeddings"]
+    return counts
+
+
+class _RowReader:
+    """Decode a table's JSON lines into rows for the store, checking as it goes: the columns,
+    keys in strictly increasing order, ids within the manifest's ranges, embeddings in
+    order."""
+
+    def __init__(self, table: _Table, manifest: Manifest, scope: str,
+                 matrix: _NpyReader | None, ticks: _Ticks) -> None:
+        self.table, self.scope, self.matrix, self.ticks = table, scope, matrix, ticks
+        self.columns = set(table.columns)
+        self.n = 0
+        self.ranges = []  # (column index, kind, (lo, hi) | None)
+        for kind, places in _ID_COLUMNS.items():
+            for name, column in places:
+                if name == table.name:
+                    self.ranges.append((table.columns.index(column), kind, manifest.ids[kind]))
+        self.key = table.columns.index(table.key)
+        self.key_type = str if table.key == "key" else int
+
+    def _bad(self, what: str) -> IntegrityError:
+        return IntegrityError(f"{self.table.file} line {self.n}: {what}; nothing was imported "
+                              f"— {_AGAIN}")
+
+    def rows(self, f: IO[bytes]) -> Iterator[tuple[Any, ...]]:
+        table, specials, columns = self.table, self.table.specials, self.table.columns
+        last: Any = None
+        for line in f:
+            self.n += 1
+            if self.n % BATCH_ROWS == 0:
+                self.ticks.advance()
+            try:
+                doc = _loads(line.decode("utf-8"))
+            except (ValueError, RecursionError) as exc:
+                raise self._bad(f"not JSON ({exc})") from None
+            if not isinstance(doc, dict) or doc.keys() != self.columns:
+                raise self._bad(f"not a row of {table.name} (it should have the columns "
+                                f"{', '.join(columns)})")
+            values = [doc[c] for c in columns]
+            key = values[self.key]
+            if table.name == "scene":
+                if self.n > 1:
+                    raise self._bad("a scope has one row of rooms")
+            elif type(key) is not self.key_type or (last is not None and key <= last):
+                raise self._bad(f"{table.key} {key!r} is not after {last!r}: rows must be in "
+                                f"{table.key} order, each once")
+            last = key
+            for index, kind, span in self.ranges:
+                value = values[index]
+                if value is None or (kind == "object" and value == 0):
+                    continue
+                if type(value) is not int or span is None or not span[0] <= value <= span[1]:
+                    raise self._bad(f"{columns[index]} {value!r} is outside the manifest's "
+                                    f"{kind} ids {span}")
+            for i, codec in specials:
+                value = values[i]
+                if value is None:
+                    continue
+                try:
+                    values[i] = self._decode(codec, value)
+                except (TypeError, ValueError) as exc:
+                    raise self._bad(f"{columns[i]} cannot be stored ({exc})") from None
+            yield (self.scope, *values)
+        if self.n % BATCH_ROWS:
+            self.ticks.advance()
+
+    def _decode(self, codec: str, value: Any) -> Any:
+        if codec == "j":
+            return _dumps(value)
+        if codec == "pairs":
+            if not isinstance(value, list) or not all(
+                    isinstance(p, list) and len(p) == 2 and isinstance(p[0], str)
+                    for p in value):
+                raise ValueError("it should be a list of [label, mass] pairs")
+            return _encode_fast(dict(value))
+        if codec == "z":
+            return zlib.compress(_dumps(value).encode(), 6)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"an embedding is a row index, got {value!r}")
+        return self.matrix.take(value)  # type: ignore[union-attr]
+
+
+class _NpyReader:
+    """The rows of an embedding matrix, read in order (each row exactly once)."""
+
+    def __init__(self, directory: Path, name: str, rows: int) -> None:
+        self.name = name
+        self.file: IO[bytes] = open(directory.joinpath(*name.split("/")), "rb")  # noqa: SIM115
+        want = _EMBEDDING_DTYPES[name]
+        try:
+            version = np.lib.format.read_magic(self.file)
+            read = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                    else np.lib.format.read_array_header_2_0)
+            shape, fortran, dtype = read(self.file)
+        except (ValueError, OSError) as exc:
+            self.file.close()
+            raise self._bad(f"not a readable .npy file ({exc})") from None
+        if (len(shape) != 2 or fortran or dtype.kind != "f" or dtype.itemsize != want.itemsize
+                or shape[0] != rows):
+            self.file.close()
+            raise self._bad(f"should be a {want.name} matrix of {rows} rows; it is "
+                            f"{dtype.name} of shape {shape}")
+        self.dtype, self.rows, self.next = dtype, rows, 0
+        self.row_bytes = shape[1] * dtype.itemsize
+
+    def _bad(self, what: str) -> IntegrityError:
+        return IntegrityError(f"{self.name} {what}; nothing was imported — {_AGAIN}")
+
+    def __enter__(self) -> _NpyReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.file.close()
+
+    def take(self, index: int) -> bytes:
+        if index != self.next or index >= self.rows:
+            raise ValueError(f"embedding row {index} is out of order (expected {self.next}, "
+                             f"of {self.rows})")
+        data = self.file.read(self.row_bytes)
+        if len(data) != self.row_bytes:
+            raise ValueError(f"{self.name} ends early")
+        self.next += 1
+        if self.dtype.isnative:
+            return data
+        return np.frombuffer(data, self.dtype).astype(self.dtype.newbyteorder("=")).tobytes()
+
+    def finish(self) -> None:
+        if self.next != self.rows or self.file.read(1):
+            raise self._bad(f"has {self.rows} rows; {self.next} were referenced")

@@ -88,6 +88,9 @@ def test_the_mug_moved_to_the_counter_pending_confirmed_applied(tmp_path: Path) 
     assert [(r.subject, r.relation, r.object) for r in mem.relations(2)
             if r.relation == "on"] == [(2, "on", 3)]  # on the counter, no longer on the table
     assert mem.describe(2).startswith("The mug (#2) is on the counter (#3)")
+    ended = [(e.object_id, e.label, e.data["added"]) for e in mem.events(kind="RELATION")
+             if e.object_id == 4]  # the merged-away identity is still named in its events
+    assert ended == [(4, "mug", True), (4, "mug", False)]
     assert mem.consolidate() == []  # nothing left to apply: nothing written
     n_commits = len(mem.audit())
     assert mem.consolidate() == [] and len(mem.audit()) == n_commits

@@ -174,7 +174,7 @@ class ObjectMemory(MemoryReader):
             apply(state, record, lost_after)
         changes = state.scene.drain()
         if changes:
-            records = _with_events(state, records, _relation_events(state, changes))
+            records = _with_events(state, records, _relation_events(state, records, changes))
         n_kept = self._config.keyframes_kept
         # keyframes first (a delta cites the frames kept by now); a merged identity's frames
         # are offered to the one that absorbed it
@@ -672,17 +672,24 @@ def _with_events(state: MemoryState, records: Sequence[Record],
     return out
 
 
-def _relation_events(state: MemoryState, changes: Sequence[RelationChange]) -> list[Derived]:
-    """RELATION events (already reflected in the state: apply ignores them)."""
-    out: list[Derived] = []
-    for c in changes:
-        subject = state.objects.get(c.subject)
-        other = state.objects.get(c.object)
-        out.append((EventKind.RELATION, c.subject, subject.label if subject else "", {
-            "relation": c.relation, "object": c.object,
-            "object_label": other.label if other else "",
-            "added": c.kind == "added", "confidence": c.confidence}))
-    return out
+def _relation_events(state: MemoryState, records: Sequence[Record],
+                     changes: Sequence[RelationChange]) -> list[Derived]:
+    """RELATION events (already reflected in the state: apply ignores them). An object this
+    commit ended (forgotten, expired, merged away) is named by the label its event gave."""
+    ended: dict[int, str] = {}
+    for r in records:
+        if isinstance(r, Event) and r.kind in (EventKind.FORGOTTEN, EventKind.EXPIRED):
+            ended[r.object_id] = r.label
+        elif isinstance(r, Event) and r.kind is EventKind.MERGED:
+            ended[r.data["absorbed"]] = r.label
+
+    def label(oid: int) -> str:
+        obj = state.objects.get(oid)
+        return obj.label if obj is not None else ended.get(oid, "")
+
+    return [(EventKind.RELATION, c.subject, label(c.subject), {
+        "relation": c.relation, "object": c.object, "object_label": label(c.object),
+        "added": c.kind == "added", "confidence": c.confidence}) for c in changes]
 
 
 _SMALL_EMBEDDING = 128  # keyframes keep a sighting's embedding up to this width

@@ -109,6 +109,9 @@ def test_a_prior_map_from_an_export_then_deltas_and_consolidate(
     assert json.loads(line)["status"] == "applied"
     assert main(["consolidate", str(robot), "--scope", "home"]) == 0
     assert capsys.readouterr().out == "no confirmed deltas: nothing to apply\n"
+    assert main(["inspect", str(robot), "--scope", "home"]) == 0
+    assert ("  prior map: 3 entries; deltas: pending 0, confirmed 0, rejected 0, applied 1"
+            in capsys.readouterr().out.splitlines())
 
 
 def test_snapshot_and_restore(survey: Path, tmp_path: Path,

@@ -171,6 +171,9 @@ def cmd_inspect(args: argparse.Namespace) -> int:
                     "rejected": n_rej,
                     "events": m.store.count("events", scope),
                     "objects": by_status,
+                    "prior_map": len(m.prior_map()),
+                    "deltas": {s: len(m.deltas(status=s))
+                               for s in ("pending", "confirmed", "rejected", "applied")},
                     "published": [
                         {"id": o.id, "label": o.label, "center": [round(x, 3) for x in o.center],
                          "confidence": round(o.confidence, 3)}
@@ -189,6 +192,9 @@ def cmd_inspect(args: argparse.Namespace) -> int:
               f"{r['observations']} observations ({r['rejected']} rejected), "
               f"{r['events']} events")
         print(f"  objects: {objs}")
+        if r["prior_map"] or any(r["deltas"].values()):
+            deltas = ", ".join(f"{k} {v}" for k, v in r["deltas"].items())
+            print(f"  prior map: {r['prior_map']} entries; deltas: {deltas}")
         for o in r["published"]:
             print(f"  published #{o['id']} {o['label']} at {_place(o['center'])} "
                   f"confidence {o['confidence']:.2f}")

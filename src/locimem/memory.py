@@ -31,9 +31,8 @@ from locimem.evidence.deltas import OPEN as OPEN_DELTA
 from locimem.evidence.deltas import detect as detect_deltas
 from locimem.evidence.deltas import reviewed as reviewed_delta
 from locimem.evidence.keyframes import Keyframe, make_candidate
-from locimem.evidence.keyframes import novelty as keyframe_novelty
+from locimem.evidence.keyframes import could_join as could_join_keyframes
 from locimem.evidence.keyframes import offer as offer_keyframe
-from locimem.evidence.keyframes import score as keyframe_score
 from locimem.index.vectors import ExactIndex, VectorIndex
 from locimem.model import (
     Camera,
@@ -735,12 +734,10 @@ def _keyframe_events(state: MemoryState, records: Sequence[Record], camera: Came
         if obj is None or obj.id in offered:
             continue
         offered.add(obj.id)
-        kept = tuple(Keyframe.from_dict(k) for k in state.keyframes.get(obj.id, ()))
-        if len(kept) >= n_kept:  # skip the costly visibility when even a perfect view loses
-            best = keyframe_score(1.0, keyframe_novelty(camera.position, obj.center, kept),
-                                  None if camera.depth is None else 1.0)
-            if best <= min(k.score for k in kept):
-                continue
+        frames = state.keyframes.get(obj.id, ())
+        if not could_join_keyframes(camera, obj.center, frames, n_kept):
+            continue  # not even a perfect view from here would be kept: skip the image work
+        kept = tuple(Keyframe.from_dict(k) for k in frames)
         feature = r.feature
         small = feature is not None and feature.shape[0] <= _SMALL_EMBEDDING
         candidate = make_candidate(

@@ -72,6 +72,7 @@ __all__ = [
     "W_DEPTH",
     "W_NOVELTY",
     "Keyframe",
+    "could_join",
     "make_candidate",
     "novelty",
     "offer",
@@ -285,12 +286,6 @@ def _depth_share(camera: Camera, corners: np.ndarray) -> float:
     return int(np.count_nonzero(np.isfinite(d) & (d > 0.0))) / n
 
 
-def _direction(position: Sequence[float], center: Sequence[float]) -> np.ndarray | None:
-    v = np.asarray(position, dtype=np.float64) - np.asarray(center, dtype=np.float64)
-    norm = float(np.linalg.norm(v))
-    return v / norm if norm > 1e-12 else None
-
-
 def novelty(position: Sequence[float], center: Sequence[float],
             kept: Sequence[Keyframe]) -> float:
     """How new the viewpoint from ``position`` (the camera, metres, map frame) onto the object
@@ -310,23 +305,46 @@ def novelty(position: Sequence[float], center: Sequence[float],
     0.5
     """
     center_ = check_vec(center, "center", 3)
-    if not kept:
+    position_ = check_vec(position, "position", 3)
+    return _novelty(position_, center_, [frame.position for frame in kept])
+
+
+def _novelty(position: Sequence[float], center: Sequence[float],
+             kept_positions: Sequence[Sequence[float]]) -> float:
+    """:func:`novelty` on plain (checked) coordinates, in plain float arithmetic: it runs for
+    every object sighted with a camera."""
+    if not kept_positions:
         return 1.0
-    here = _direction(check_vec(position, "position", 3), center_)
-    if here is None:
+    cx, cy, cz = center
+    ax, ay, az = position[0] - cx, position[1] - cy, position[2] - cz
+    if math.sqrt(ax * ax + ay * ay + az * az) <= 1e-12:
         return 0.0
     best = math.inf
-    for frame in kept:
-        there = _direction(frame.position, center_)
-        if there is None:
+    for p in kept_positions:
+        bx, by, bz = p[0] - cx, p[1] - cy, p[2] - cz
+        if math.sqrt(bx * bx + by * by + bz * bz) <= 1e-12:
             continue
-        # atan2 of |cross| and dot: accurate at small and at large angles alike
-        angle = math.degrees(math.atan2(float(np.linalg.norm(np.cross(here, there))),
-                                        float(np.dot(here, there))))
-        best = min(best, angle)
+        # atan2 of |a x b| and a . b: accurate at small and at large angles alike
+        cross = math.sqrt((ay * bz - az * by) ** 2 + (az * bx - ax * bz) ** 2
+                          + (ax * by - ay * bx) ** 2)
+        best = min(best, math.degrees(math.atan2(cross, ax * bx + ay * by + az * bz)))
     if best == math.inf:
         return 1.0
     return min(1.0, max(0.0, best / NOVELTY_FULL_DEG))
+
+
+def could_join(camera: Camera, center: Sequence[float], kept: Sequence[dict[str, Any]],
+               n: int = N_KEYFRAMES) -> bool:
+    """Whether a frame from ``camera`` of the object at ``center`` could be kept beside
+    ``kept`` (frames in their :meth:`Keyframe.to_dict` form): fewer than ``n`` are kept, or a
+    perfect view from here (full coverage and depth) would beat the worst kept frame. Cheap
+    (no image work): it spares scoring frames that cannot win, e.g. from a camera that has
+    not moved."""
+    if len(kept) < n:
+        return True
+    new = _novelty(camera.position, center, [k["position"] for k in kept])
+    best = score(1.0, new, None if camera.depth is None else 1.0)
+    return best > min(k["score"] for k in kept)
 
 
 def score(coverage: float, novelty: float, depth: float | None) -> float:

@@ -90,4 +90,4 @@ def test_bench_runs_small(capsys):
     assert main(["bench", "--objects", "60", "--scans", "5", "--open-observations", "0"]) == 0
     out = capsys.readouterr().out
     rows = [line for line in out.splitlines() if line.startswith("| 60 |")]
-    assert len(rows) == 2 and "durable" in rows[0] and "fast" in rows[1]
+    assert [row.split("|")[2].strip() for row in rows] == ["durable", "fast", "fast + camera"]

@@ -19,10 +19,10 @@ def run_ingest_suite(sizes: Sequence[int], scans: int, open_observations: int,
               "| raw append floor ms | ratio |\n")
     out.write("|---:|---|---:|---:|---:|---:|---:|---:|\n")
     out.flush()
-    for durable in (True, False):
+    for durable, camera in ((True, False), (False, False), (False, True)):
         for n in sizes:
-            f = bench_ingest(n, scans=scans, durable=durable)
-            mode = "durable" if durable else "fast"
+            f = bench_ingest(n, scans=scans, durable=durable, camera=camera)
+            mode = ("durable" if durable else "fast") + (" + camera" if camera else "")
             out.write(f"| {f.n_objects:,} | {mode} | {f.per_scan} | {f.detections_per_s:,.0f} | "
                       f"{f.median_ms:.2f} | {f.p99_ms:.2f} | {f.floor_median_ms:.2f} | "
                       f"{f.ratio:.2f}x |\n")

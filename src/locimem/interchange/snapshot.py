@@ -64,8 +64,7 @@ from locimem.errors import (
     SchemaVersionError,
     StoreLocked,
 )
-from locimem.store.schema import FORMAT as STORE_FORMAT
-from locimem.store.schema import SCHEMA_VERSION
+from locimem.store.schema import SCHEMA_VERSION, store_version
 
 try:  # POSIX advisory locks, as in locimem.store.sqlite
     import fcntl
@@ -563,22 +562,7 @@ def _open_database(path: Path) -> Iterator[sqlite3.Connection]:
 
 def _store_version(conn: sqlite3.Connection, where: str, error: type[LocimemError]) -> int:
     """The schema version in a locimem store's ``meta`` table; ``error`` if it is none."""
-    try:
-        rows = dict(conn.execute("SELECT key, value FROM meta").fetchall())
-    except sqlite3.Error as exc:
-        if getattr(exc, "sqlite_errorname", None) == "SQLITE_CORRUPT":
-            raise error(f"{where} is damaged ({exc}); {_DAMAGED_STORE}") from None
-        raise error(f"{where} is not a locimem store ({exc})") from None
-    if rows.get("format") != STORE_FORMAT:
-        raise error(f"{where} is a SQLite file but not a locimem store")
-    try:
-        version = int(rows.get("schema_version", ""))
-    except ValueError:
-        version = 0
-    if version < 1:
-        raise error(f"{where} has an unreadable schema version {rows.get('schema_version')!r}; "
-                    "it is damaged or not a locimem store")
-    return version
+    return store_version(conn, where, error, damaged_hint="; restore an earlier snapshot")
 
 
 def _new_temp(directory: Path, name: str) -> Path:

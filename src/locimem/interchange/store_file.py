@@ -7,8 +7,7 @@ import sqlite3
 from pathlib import Path
 
 from locimem.errors import NotAStore, SchemaVersionError
-from locimem.store.schema import FORMAT as STORE_FORMAT
-from locimem.store.schema import SCHEMA_VERSION
+from locimem.store.schema import SCHEMA_VERSION, store_version
 
 
 def _read_only(path: Path) -> sqlite3.Connection:
@@ -22,20 +21,8 @@ def _read_only(path: Path) -> sqlite3.Connection:
 
 
 def _store_version(conn: sqlite3.Connection, path: Path) -> int:
-    try:
-        meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
-    except sqlite3.Error as exc:
-        raise NotAStore(f"{str(path)!r} is not a locimem store ({exc})") from None
-    if meta.get("format") != STORE_FORMAT:
-        raise NotAStore(f"{str(path)!r} is a SQLite file but not a locimem store")
-    try:
-        version = int(meta.get("schema_version", ""))
-    except ValueError:
-        raise NotAStore(f"{str(path)!r} has an unreadable schema version; it is damaged or "
-                        "not a locimem store") from None
+    version = store_version(conn, repr(str(path)))
     if version > SCHEMA_VERSION:
         raise SchemaVersionError(f"{str(path)!r} has schema version {version}, newer than this "
                                  f"locimem understands ({SCHEMA_VERSION}); upgrade locimem")
-    if version < 1:
-        raise NotAStore(f"{str(path)!r} has an impossible schema version {version}")
     return version

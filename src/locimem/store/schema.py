@@ -16,6 +16,8 @@ import sqlite3
 import zlib
 from collections.abc import Callable
 
+from locimem.errors import NotAStore
+
 FORMAT = "locimem"
 SCHEMA_VERSION = 2
 
@@ -209,3 +211,34 @@ MIGRATIONS: list[tuple[str, int, Callable[[sqlite3.Connection], None]]] = [
     ("0001_initial", 1, _create_v1),
     ("0002_sources_prior_keyframes", 2, _add_sources_prior_keyframes),
 ]
+
+
+def store_version(conn: sqlite3.Connection, where: str,
+                  error: type[Exception] | None = None, hint: str = "",
+                  damaged_hint: str = "") -> int:
+    """The schema version of the locimem store open on ``conn`` — after checking it is one.
+
+    Raises ``error`` (default :class:`~locimem.errors.NotAStore`), naming ``where``, for a
+    file that is not SQLite, not a locimem store, damaged, or of an unreadable version
+    (``hint`` is appended to the "not a store" message, ``damaged_hint`` to the "damaged"
+    one). Whether the version is too new is the
+    caller's call: a snapshot copies any version, opening refuses a newer one.
+    """
+    error = error or NotAStore
+    try:
+        rows = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+    except sqlite3.DatabaseError as exc:
+        if getattr(exc, "sqlite_errorname", None) == "SQLITE_CORRUPT":
+            raise error(f"{where} is damaged ({exc}); `PRAGMA integrity_check` on it says "
+                        f"where{damaged_hint}") from None
+        raise error(f"{where} is not a locimem store ({exc}){hint}") from None
+    if rows.get("format") != FORMAT:
+        raise error(f"{where} is a SQLite file but not a locimem store")
+    try:
+        version = int(rows.get("schema_version", ""))
+    except ValueError:
+        version = 0
+    if version < 1:
+        raise error(f"{where} has an unreadable schema version "
+                    f"{rows.get('schema_version')!r}; it is damaged or not a locimem store")
+    return version

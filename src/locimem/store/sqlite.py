@@ -24,7 +24,7 @@ import numpy as np
 from locimem.errors import NotAStore, NotFound, ReadOnly, SchemaVersionError, StoreLocked
 from locimem.model import AuditEntry, Commit, Event, EventKind, Observation
 from locimem.store.base import StateDelta
-from locimem.store.schema import FORMAT, MIGRATIONS, SCHEMA_VERSION
+from locimem.store.schema import FORMAT, MIGRATIONS, SCHEMA_VERSION, store_version
 from locimem.tracker.apply import Record
 from locimem.tracker.retention import ObservationMeta
 from locimem.tracker.state import ObjectState, RejectionState, TombstoneState
@@ -146,28 +146,12 @@ class SQLiteStore:
         return conn
 
     def _check_format(self, conn: sqlite3.Connection) -> int:
-        try:
-            rows = dict(conn.execute("SELECT key, value FROM meta").fetchall())
-        except sqlite3.DatabaseError as exc:
-            raise NotAStore(
-                f"{self.path!r} is not a locimem store ({exc}); pass a new path to create one"
-            ) from None
-        if rows.get("format") != FORMAT:
-            raise NotAStore(f"{self.path!r} is a SQLite file but not a locimem store")
-        try:
-            version = int(rows.get("schema_version", ""))
-        except ValueError:
-            raise NotAStore(
-                f"{self.path!r} has an unreadable schema version "
-                f"{rows.get('schema_version')!r}; it is damaged or not a locimem store"
-            ) from None
+        version = store_version(conn, repr(self.path), hint="; pass a new path to create one")
         if version > SCHEMA_VERSION:
             raise SchemaVersionError(
                 f"{self.path!r} has schema version {version}, newer than this locimem "
                 f"understands ({SCHEMA_VERSION}); upgrade locimem to open it"
             )
-        if version < 1:
-            raise NotAStore(f"{self.path!r} has an impossible schema version {version}")
         return version
 
     def _create(self) -> None:

@@ -95,3 +95,10 @@ def kill_at_random(proc: subprocess.Popen[bytes], rng: random.Random, lo: float,
     out, err = proc.communicate(timeout=10)
     assert proc.returncode == -signal.SIGKILL
     assert (out, err) == (b"", b"")
+
+
+def file_tree(directory: Path) -> dict[str, bytes]:
+    """Every file below ``directory`` (relative POSIX path -> bytes): two trees are
+    byte-identical exactly when these are equal."""
+    return {p.relative_to(directory).as_posix(): p.read_bytes()
+            for p in sorted(directory.rglob("*")) if p.is_file()}

@@ -3,7 +3,6 @@ deltas, consolidate, snapshot and restore — each run as a user would, through 
 
 from __future__ import annotations
 
-import filecmp
 import json
 import sqlite3
 from pathlib import Path
@@ -12,6 +11,7 @@ import pytest
 
 from locimem import Detection, ObjectMemory
 from locimem.cli import main
+from tests.helpers import file_tree
 
 MUG = Detection("mug", 0.9, (1.2, 1.0, 0.8), (0.08, 0.08, 0.1))
 TABLE = Detection("kitchen table", 0.9, (1.0, 1.0, 0.375), (1.2, 0.8, 0.75))
@@ -29,15 +29,6 @@ def survey(tmp_path: Path) -> Path:
     return path
 
 
-def _trees_equal(a: Path, b: Path) -> bool:
-    cmp = filecmp.dircmp(a, b)
-    if cmp.left_only or cmp.right_only or cmp.funny_files:
-        return False
-    _, mismatch, errors = filecmp.cmpfiles(a, b, cmp.common_files, shallow=False)
-    return not mismatch and not errors and all(
-        _trees_equal(a / d, b / d) for d in cmp.common_dirs)
-
-
 def test_export_import_export_is_byte_identical(survey: Path, tmp_path: Path,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     first, second = tmp_path / "first", tmp_path / "second"
@@ -48,7 +39,7 @@ def test_export_import_export_is_byte_identical(survey: Path, tmp_path: Path,
     out = capsys.readouterr().out
     assert f"created {copy}, scope 'house'" in out and "every checksum verified" in out
     assert main(["export", str(copy), str(second), "--scope", "house", "--quiet"]) == 0
-    assert _trees_equal(first, second)
+    assert file_tree(first) == file_tree(second)
     # a tampered file is refused, and nothing is created
     events = first / "log" / "events.jsonl"
     events.write_bytes(events.read_bytes().replace(b'"mug"', b'"mud"', 1))

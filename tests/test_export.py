@@ -38,6 +38,7 @@ from locimem.model import Commit, Event, EventKind
 from locimem.store.base import StateDelta
 from locimem.store.sqlite import SQLiteStore
 from locimem.tracker.apply import apply
+from tests.helpers import file_tree
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CLOCK_START = 1_700_000_000.0
@@ -123,11 +124,6 @@ def exported(source: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return directory
 
 
-def _tree(directory: Path) -> dict[str, bytes]:
-    return {p.relative_to(directory).as_posix(): p.read_bytes()
-            for p in sorted(directory.rglob("*")) if p.is_file()}
-
-
 def _listing(directory: Path) -> list[str]:
     return sorted(p.name for p in directory.iterdir())
 
@@ -172,7 +168,7 @@ def test_the_table_specs_name_every_column_of_the_schema(tmp_path: Path) -> None
 
 def test_the_directory_holds_every_file_and_a_manifest_that_lists_them(
         exported: Path, source: Path) -> None:
-    assert sorted(_tree(exported)) == sorted([MANIFEST, *FILES])
+    assert sorted(file_tree(exported)) == sorted([MANIFEST, *FILES])
     manifest = json.loads((exported / MANIFEST).read_text())
     assert sorted(manifest["files"]) == list(FILES)
     assert (manifest["format"], manifest["format_version"], manifest["schema_version"],
@@ -261,7 +257,7 @@ def test_export_import_export_is_byte_identical(exported: Path, tmp_path: Path) 
     assert report.created and report.scope == "home"
     assert report.counts == verify_directory(exported).counts
     export_memory(store, tmp_path / "again", scope="home", scene="flat 3b")
-    assert _tree(tmp_path / "again") == _tree(exported)
+    assert file_tree(tmp_path / "again") == file_tree(exported)
 
 
 def test_the_imported_store_is_the_same_memory(exported: Path, source: Path,
@@ -322,7 +318,7 @@ def test_import_under_another_scope(exported: Path, source: Path, tmp_path: Path
         assert b.snapshot() == a.snapshot() == b.rebuild_from_log().snapshot()
         assert b.store.scopes() == ["lab"]
     export_memory(store, tmp_path / "lab", scope="lab", scene="flat 3b")
-    again, first = _tree(tmp_path / "lab"), _tree(exported)
+    again, first = file_tree(tmp_path / "lab"), file_tree(exported)
     assert {k for k in first if again[k] != first[k]} == {MANIFEST, "memory.json"}  # the name
 
 
@@ -384,7 +380,7 @@ def test_the_v1_fixture_exports_from_a_migrated_copy_and_is_left_alone(tmp_path:
         assert b.get(2).label_by == "alice"
     assert _rows(tmp_path / "imported.loci", "home") == _rows(migrated, "home")
     export_memory(tmp_path / "imported.loci", tmp_path / "again", scope="home")
-    assert _tree(tmp_path / "again") == _tree(tmp_path / "v1")
+    assert file_tree(tmp_path / "again") == file_tree(tmp_path / "v1")
 
 
 def test_the_v2_fixture_round_trips_with_its_prior_map_deltas_and_keyframes(
@@ -401,7 +397,7 @@ def test_the_v2_fixture_round_trips_with_its_prior_map_deltas_and_keyframes(
             ObjectMemory.open(tmp_path / "copy.loci", scope="home", read_only=True) as b:
         assert b.snapshot() == a.snapshot() == b.rebuild_from_log().snapshot()
     export_memory(tmp_path / "copy.loci", tmp_path / "again", scope="home", scene="survey")
-    assert _tree(tmp_path / "again") == _tree(tmp_path / "v2")
+    assert file_tree(tmp_path / "again") == file_tree(tmp_path / "v2")
     doc = json.loads((tmp_path / "v2" / "memory.json").read_text())
     assert {o["source"] for o in doc["objects"]} >= {"prior:survey", "head-cam/yolo"}
     assert {d["status"] for d in doc["deltas"]} >= {"rejected"}
@@ -442,9 +438,9 @@ def test_a_writer_in_another_connection_cannot_tear_an_export(tmp_path: Path) ->
         export_memory(path, tmp_path / "during", scope="home", progress=progress)
     finally:
         writer.close()
-    assert _tree(tmp_path / "during") == _tree(tmp_path / "before")
+    assert file_tree(tmp_path / "during") == file_tree(tmp_path / "before")
     export_memory(path, tmp_path / "after", scope="home")
-    assert _tree(tmp_path / "after") != _tree(tmp_path / "before")
+    assert file_tree(tmp_path / "after") != file_tree(tmp_path / "before")
 
 
 def test_progress_is_drawn_over_the_whole_export_and_import(exported: Path,

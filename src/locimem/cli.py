@@ -383,9 +383,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     r = export_memory(args.store, args.target, scope=scope, scene=args.scene,
                       progress=_progress(args))
-    rows = ", ".join(f"{r.counts.get(k, 0):,} {k}" for k in ("commits", "observations", "events",
-                                                             "objects"))
-    print(f"wrote {r.directory}: {r.files} files, {r.bytes:,} bytes ({rows}) in "
+    print(f"wrote {r.directory}: {r.files} files, {r.bytes:,} bytes ({_row_counts(r.counts)}) in "
           f"{r.seconds:.1f} s; manifest.json lists each file's SHA-256")
     return 0
 
@@ -408,9 +406,8 @@ def cmd_import(args: argparse.Namespace) -> int:
     from locimem.interchange.load import import_memory
 
     r = import_memory(args.directory, args.store, scope=args.scope, progress=_progress(args))
-    rows = ", ".join(f"{r.counts.get(k, 0):,} {k}" for k in ("commits", "observations", "events",
-                                                             "objects"))
-    print(f"{'created' if r.created else 'imported into'} {r.store}, scope {r.scope!r}: {rows} "
+    print(f"{'created' if r.created else 'imported into'} {r.store}, scope {r.scope!r}: "
+          f"{_row_counts(r.counts)} "
           f"(every checksum verified) in {r.seconds:.1f} s")
     if r.migrated_from is not None:
         print(f"the store was migrated from schema version {r.migrated_from} first; backup: "
@@ -473,6 +470,11 @@ def cmd_consolidate(args: argparse.Namespace) -> int:
     if not applied:
         print("no confirmed deltas: nothing to apply")
     return 0
+
+
+def _row_counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{counts.get(k, 0):,} {k}"
+                     for k in ("commits", "observations", "events", "objects"))
 
 
 def _progress(args: argparse.Namespace) -> Any:

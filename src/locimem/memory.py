@@ -393,17 +393,19 @@ class ObjectMemory(MemoryReader):
     def confirm_delta(self, delta_id: int, *, actor: str = "operator",
                       reason: str | None = None) -> dict[str, Any]:
         """A person confirms a pending delta (it is then applied by :meth:`consolidate`)."""
-        return self._review_delta(delta_id, "confirmed", ("pending",), actor, reason)
+        return self._review_delta("confirm_delta", delta_id, "confirmed", ("pending",), actor,
+                                  reason)
 
     def reject_delta(self, delta_id: int, *, actor: str = "operator",
                      reason: str | None = None) -> dict[str, Any]:
         """A person rejects a pending or confirmed delta. It stays recorded, and the same
         evidence (the same place, the same loss) does not open it again."""
-        return self._review_delta(delta_id, "rejected", OPEN_DELTA, actor, reason)
+        return self._review_delta("reject_delta", delta_id, "rejected", OPEN_DELTA, actor,
+                                  reason)
 
-    def _review_delta(self, delta_id: int, status: str, allowed: Sequence[str], actor: str,
-                      reason: str | None) -> dict[str, Any]:
-        self._writable(f"{status[:-2]}_delta")
+    def _review_delta(self, what: str, delta_id: int, status: str, allowed: Sequence[str],
+                      actor: str, reason: str | None) -> dict[str, Any]:
+        self._writable(what)
         delta = self._delta_of(delta_id)
         actor = check_text(actor, "actor")
         reason = None if reason is None else check_text(reason, "reason", max_chars=1000)

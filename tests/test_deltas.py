@@ -197,9 +197,12 @@ def test_bad_prior_input_and_bad_reviews_write_nothing(tmp_path: Path) -> None:
         with pytest.raises(InvalidInput, match="needs a scope that has observed nothing"):
             live.load_prior([TABLE], scene="late")
         assert live.prior_map() == {} and len(live.audit()) == 1
-    with ObjectMemory.open(tmp_path / "m.loci", scope="home", read_only=True) as ro, \
-            pytest.raises(ReadOnly):
-        ro.consolidate()
+    with ObjectMemory.open(tmp_path / "m.loci", scope="home", read_only=True) as ro:
+        for call, name in ((ro.consolidate, "consolidate"),
+                           (lambda: ro.reject_delta(1), "reject_delta"),
+                           (lambda: ro.confirm_delta(1), "confirm_delta")):
+            with pytest.raises(ReadOnly, match=rf"^{name}\(\) needs a writable memory"):
+                call()
 
 
 def test_delta_and_prior_events_are_in_the_log(tmp_path: Path) -> None:

@@ -142,7 +142,7 @@ def test_a_prior_object_the_camera_sees_through_is_a_removed_delta(tmp_path: Pat
             break
     removed = [d for d in mem.deltas() if d["kind"] == "removed"]
     assert [(d["object"], d["status"], d["evidence"]["n"]) for d in removed] == [
-        (2, "confirmed", 7)]  # the seven looks that lost it
+        (2, "confirmed", 8)]  # eight looks lost it (a prior object: detection prior 0.8)
     applied = mem.consolidate()
     assert {d["object"] for d in applied} == {d["object"] for d in removed}
     assert 2 not in mem.prior_map() and 3 in mem.prior_map()

@@ -36,6 +36,7 @@ from locimem.interchange.export import (
 )
 from locimem.model import Commit, Event, EventKind
 from locimem.store.base import StateDelta
+from locimem.store.schema import SCHEMA_VERSION
 from locimem.store.sqlite import SQLiteStore
 from locimem.tracker.apply import apply
 from tests.helpers import file_tree
@@ -172,7 +173,8 @@ def test_the_directory_holds_every_file_and_a_manifest_that_lists_them(
     manifest = json.loads((exported / MANIFEST).read_text())
     assert sorted(manifest["files"]) == list(FILES)
     assert (manifest["format"], manifest["format_version"], manifest["schema_version"],
-            manifest["scope"], manifest["scene"]) == ("locimem-memory", 1, 2, "home", "flat 3b")
+            manifest["scope"], manifest["scene"]) == ("locimem-memory", 1, SCHEMA_VERSION, "home",
+                                                       "flat 3b")
     assert manifest["map_frame"] == {"name": "map", "units": "m", "up": "z",
                                      "quaternion": "wxyz"}
     conn = sqlite3.connect(source)
@@ -388,10 +390,11 @@ def test_the_v2_fixture_round_trips_with_its_prior_map_deltas_and_keyframes(
     path = tmp_path / "store_v2.loci"
     shutil.copyfile(FIXTURES / "store_v2.loci", path)
     report = export_memory(path, tmp_path / "v2", scope="home", scene="survey")
-    assert report.migrated_from is None
+    assert report.migrated_from == 2
     counts = report.counts
     assert counts["prior_map"] > 0 and counts["deltas"] > 0 and counts["keyframes"] > 0
     import_memory(tmp_path / "v2", tmp_path / "copy.loci")
+    ObjectMemory.open(path, scope="home").close()  # migrated like the exported copy was
     assert _rows(tmp_path / "copy.loci", "home") == _rows(path, "home")
     with ObjectMemory.open(path, scope="home", read_only=True) as a, \
             ObjectMemory.open(tmp_path / "copy.loci", scope="home", read_only=True) as b:
@@ -532,9 +535,10 @@ def test_a_manifest_that_is_not_json_is_refused(exported: Path, tmp_path: Path) 
 
 def test_a_newer_schema_or_format_version_is_refused(exported: Path, tmp_path: Path) -> None:
     copy = _copy_dir(exported, tmp_path)
-    _rewrite_manifest(copy, schema_version=3)
-    _refused(copy, tmp_path, SchemaVersionError, "store schema version 3, newer than this")
-    _rewrite_manifest(copy, schema_version=2, format_version=2)
+    _rewrite_manifest(copy, schema_version=SCHEMA_VERSION + 1)
+    _refused(copy, tmp_path, SchemaVersionError,
+             f"store schema version {SCHEMA_VERSION + 1}, newer than this")
+    _rewrite_manifest(copy, schema_version=SCHEMA_VERSION, format_version=2)
     _refused(copy, tmp_path, SchemaVersionError, "format version 2, newer than this")
 
 
@@ -599,10 +603,11 @@ def test_a_store_open_for_writing_or_newer_is_refused(exported: Path, tmp_path: 
     newer = tmp_path / "newer.loci"
     shutil.copyfile(store, newer)
     conn = sqlite3.connect(newer)
-    conn.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+    conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'",
+                 (str(SCHEMA_VERSION + 1),))
     conn.commit()
     conn.close()
-    with pytest.raises(SchemaVersionError, match="schema version 3"):
+    with pytest.raises(SchemaVersionError, match=f"schema version {SCHEMA_VERSION + 1}"):
         import_memory(exported, newer)
 
 

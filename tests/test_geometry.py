@@ -233,13 +233,41 @@ def test_a_removed_cup_is_seen_through_even_with_the_table_right_under_it():
         Place.OCCUPIED]
 
 
-def test_a_place_behind_something_is_occluded_and_one_between_rays_has_no_depth():
+def test_a_place_behind_something_is_occluded_and_one_without_readings_has_no_depth():
     camera, c, s = _table_scene(cup_there=True)
     ray = (c - camera.position) / np.linalg.norm(c - camera.position)
     behind = c + 0.25 * ray  # hidden by the cup from this camera
     assert place_states(camera, [behind], [s * 0.5]).tolist() == [Place.OCCLUDED]
-    coarse, c, s = _table_scene(cup_there=False, shape=(3, 4))  # pixels far wider than a cup
-    assert place_states(coarse, [c], [s]).tolist() == [Place.NO_DEPTH]
+    holes = Camera(camera.position, camera.quaternion, camera.fov_deg, camera.range_m,
+                   camera.vfov_deg, depth=np.full(camera.depth.shape, np.nan))
+    assert place_states(holes, [c], [s]).tolist() == [Place.NO_DEPTH]
+
+
+@pytest.mark.parametrize("shape", [(3, 4), (12, 16), (13, 17), (24, 32), (480, 640)])
+@pytest.mark.parametrize("size", [(0.1, 0.1, 0.1), (0.18, 0.05, 0.02)])  # a cup; a thin remote
+def test_a_small_place_is_judged_at_every_depth_resolution(shape, size):
+    """Pixels far wider than the object, even sizes whose pixel centres straddle it: the
+    place is still looked at (the pixel its centre falls in), present or removed."""
+    from locimem.geometry import LOOKED, place_looks
+    from locimem.sim.render import render_depth
+
+    item_c = np.array([2.0, 0.0, 0.75 + size[2] / 2])
+    item_s = np.array(size)
+    for there in (True, False):
+        lo = [np.array([1.0, -1.0, 0.71]), np.array([3.0, -3.0, 0.0])]
+        hi = [np.array([3.0, 1.0, 0.75]), np.array([3.1, 3.0, 3.0])]
+        if there:
+            lo.append(item_c - item_s / 2)
+            hi.append(item_c + item_s / 2)
+        bare = look_at((0.6, 0.0, 1.3), item_c, fov_deg=60.0, vfov_deg=45.0, range_m=4.0)
+        depth = render_depth(bare, np.array(lo), np.array(hi), shape)
+        camera = look_at((0.6, 0.0, 1.3), item_c, fov_deg=60.0, vfov_deg=45.0, range_m=4.0,
+                         depth=depth)
+        looks = place_looks(camera, [item_c], [item_s])
+        assert Place(int(looks.states[0])) in LOOKED, (shape, size, there)
+        assert looks.visible[0] == 1.0
+        if there:
+            assert looks.states[0] == Place.OCCUPIED
 
 
 def test_places_partly_out_of_view_or_range_give_no_evidence():

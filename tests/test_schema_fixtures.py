@@ -16,7 +16,8 @@ from locimem.store import schema
 from locimem.store.schema import SCHEMA_VERSION
 
 FIXTURES = Path(__file__).parent / "fixtures"
-ALL_MIGRATIONS = [("0001_initial", 1), ("0002_sources_prior_keyframes", 2)]
+ALL_MIGRATIONS = [("0001_initial", 1), ("0002_sources_prior_keyframes", 2),
+                  ("0003_existence_belief", 3)]
 
 
 def _copy(tmp_path: Path, name: str) -> Path:
@@ -127,9 +128,16 @@ def test_a_failed_migration_rolls_back_and_keeps_the_backup(tmp_path: Path,
     assert (tmp_path / "store_v1.loci.backup-v1").exists()
 
 
-def test_the_v2_fixture_opens_without_migrating_and_replays_exactly(tmp_path: Path) -> None:
+def test_the_v2_fixture_migrates_and_replays_exactly(tmp_path: Path) -> None:
     path = _copy(tmp_path, "store_v2.loci")
-    assert _meta(path)[:2] == ("2", ALL_MIGRATIONS)
+    assert _meta(path)[:2] == ("2", ALL_MIGRATIONS[:2])
+    with ObjectMemory.open(path, scope="home") as mem:  # migrates; the cache is replayed
+        assert Path(mem.store.backup_path).name == "store_v2.loci.backup-v2"
+        assert not mem.store.cache_stale()
+        assert mem.snapshot() == mem.rebuild_from_log().snapshot()
+        # what the detection probability is learned from came from the log
+        assert mem._state.objects[5].n_looked_seen > 0
+    assert _meta(path)[:2] == ("3", ALL_MIGRATIONS)
     with ObjectMemory.open(path, scope="home", read_only=True) as mem:
         assert mem.snapshot() == mem.rebuild_from_log().snapshot()
         assert [(d["id"], d["kind"], d["status"], d["object"], d.get("live"))

@@ -166,13 +166,12 @@ def test_two_hours_out_of_view_is_still_remembered_and_recall_says_when(tmp_path
 
 # -- a seen removal ----------------------------------------------------------------------------
 @pytest.mark.parametrize("seed", SEEDS_REMOVAL)
-def test_looked_at_and_absent_for_45s_is_lost(seed: int) -> None:
-    # A 48 x 64 depth image: coarse (a real depth camera has 100 times the pixels), but fine
-    # enough that the rays of a 10 cm object are not missed between pixels; with the
-    # simulator's 24 x 32 default some frames cannot resolve it and are neutral, which is
-    # what the quality benchmark's "seen removal -> LOST" figures show.
+@pytest.mark.parametrize("depth_shape", [(12, 16), (24, 32), (48, 64)])
+def test_looked_at_and_absent_is_lost_within_ten_looks(seed: int, depth_shape) -> None:
+    # Coarse depth images (a real depth camera has 100 times the pixels): the place is judged
+    # on the pixels the box covers, so the resolution does not decide whether it is checked.
     world = build_world(seed, rooms=("kitchen",))
-    b = ScenarioBuilder("removal", world, seed=seed, depth_shape=(48, 64))
+    b = ScenarioBuilder("removal", world, seed=seed, depth_shape=depth_shape)
     b.stock("kitchen/table", 1)
     b.look("kitchen/table", 10)
     target = b.objects_on("kitchen/table")[0]
@@ -182,7 +181,7 @@ def test_looked_at_and_absent_for_45s_is_lost(seed: int) -> None:
     mem, results, given = _play(scenario)
     (oid,) = given[target]
     (lost,) = _events(results, EventKind.LOST, oid)
-    assert removal.t + 30 <= lost.t <= removal.t + 45
+    assert removal.t < lost.t <= removal.t + 10
     assert mem.get(oid).status is ObjectStatus.LOST
     assert {e.object_id for e in _events(results, EventKind.LOST)} == {oid}  # nothing else
     mem.close()
@@ -195,7 +194,9 @@ def test_without_depth_in_view_for_35s_is_lost_and_out_of_view_is_not() -> None:
         for k in range(5):
             mem.observe(float(k), [det("cup", 1.5, 0.0, 0.8), det("book", -1.5, 0.0, 0.8)], cam)
         events = [e for k in range(5, 60) for e in mem.observe(float(k), [], cam).events]
-        assert [(e.kind, e.object_id, e.t) for e in events] == [(EventKind.LOST, 1, 39.0)]
+        # seen 5 times, so a detection probability of (5 + 4) / (5 + 5) = 0.9: lost at the
+        # fifth look that misses it
+        assert [(e.kind, e.object_id, e.t) for e in events] == [(EventKind.LOST, 1, 9.0)]
         assert mem.get(2).status is ObjectStatus.CONFIRMED  # out of view the whole time
         for k in range(60, 600, 10):
             assert mem.observe(float(k), [], away).events == ()
@@ -247,8 +248,11 @@ def test_a_single_false_positive_never_reaches_tracked_and_expires_quietly(camer
             result = mem.observe(float(k), [], empty)
             assert mem.tracked() == []
             ends += [e for e in result.events]
-        (expired,) = ends  # looked at (or, without a camera, unseen) for more than 34.5 s
-        assert (expired.kind, expired.object_id, expired.t) == (EventKind.EXPIRED, 1, 35.0)
+        # looked at and not seen: seven looks at the detection prior (0.8, one sighting:
+        # 0.83); without a camera, unseen for more than 34.5 s
+        (expired,) = ends
+        assert (expired.kind, expired.object_id, expired.t) == (
+            EventKind.EXPIRED, 1, 7.0 if camera else 35.0)
         assert mem.events(kind=["PROMOTED", "LOST"]) == []
         assert mem.objects() == [] and mem.recall("vase").found is False
         with pytest.raises(NotFound):

@@ -319,8 +319,9 @@ def test_messages_name_what_is_wrong(damaged: Callable[..., Path]) -> None:
           "'(scope, kind, seq)') WHERE name = 'events_label'"),
      "sqlite_integrity", "integrity_check: row 1 missing from index events_label; "),
     (_sql("UPDATE migrations SET name = '0002_renamed' WHERE version = 2"), "schema_version",
-     "the migrations table holds [('0001_initial', 1), ('0002_renamed', 2)], expected "
-     "[('0001_initial', 1), ('0002_sources_prior_keyframes', 2)]"),
+     "the migrations table holds [('0001_initial', 1), ('0002_renamed', 2), "
+     "('0003_existence_belief', 3)], expected [('0001_initial', 1), "
+     "('0002_sources_prior_keyframes', 2), ('0003_existence_belief', 3)]"),
     (_sql("DROP INDEX events_label"), "schema_tables", "index events_label is missing"),
 ], ids=["index-out-of-step", "migrations", "index-missing"])
 def test_a_damaged_file_stops_at_the_first_broken_foundation(
@@ -338,7 +339,7 @@ def test_the_v1_fixture_validates_clean_after_migration(tmp_path: Path) -> None:
     shutil.copyfile(FIXTURES / "store_v1.loci", path)
     before = validate_store(path)  # read-only: the file is left as it is
     assert [(v.rule, v.message) for v in before.violations] == [
-        ("schema_version", "schema version '1'; this locimem reads 2 (open the store once "
+        ("schema_version", "schema version '1'; this locimem reads 3 (open the store once "
                            "writable to migrate it; a backup is taken first)")]
     assert path.read_bytes() == (FIXTURES / "store_v1.loci").read_bytes()
     ObjectMemory.open(path, scope="home").close()  # migrates

@@ -496,12 +496,12 @@ def test_store_from_a_newer_schema(store_path: Path) -> None:
     content = store_path.read_bytes()
     for read_only in (False, True):
         with pytest.raises(SchemaVersionError, match=(
-            r"'.*m\.loci' has schema version 999, newer than this locimem understands \(2\); "
+            r"'.*m\.loci' has schema version 999, newer than this locimem understands \(3\); "
             r"upgrade locimem to open it$"
         )):
             ObjectMemory.open(store_path, scope="test", read_only=read_only)
     assert store_path.read_bytes() == content
-    _set_meta(store_path, "schema_version", "2")  # put back: the store opens again, intact
+    _set_meta(store_path, "schema_version", "3")  # put back: the store opens again, intact
     with ObjectMemory.open(store_path, scope="test") as memory:
         assert [o.label for o in memory.objects()] == ["cup"]
 

@@ -38,6 +38,11 @@ class TrackerConfig:
        embeddings with cosine >= ``feature_match_min``, ``feature_reacquire_window_s`` ago),
        within ``drift_radius_m`` and with the same voted label (or within ``tight_radius_m``).
 
+    Moves nobody watched: an identity whose place was found empty (doubted, or lost at most
+    ``relocate_window_s`` ago) and a new identity with its label elsewhere, first seen after
+    it was last seen and never beside it, are one object that moved when no other candidate
+    of that label is unaccounted for (embeddings pick among several): MERGED and MOVED.
+
     Promotion: at the ``promote_after``-th detection; a detection in a scan that came with a
     camera promotes at ``promote_after_camera`` (with see-through evidence a wrong publication
     is withdrawn after two looks, so less corroboration is needed up front).
@@ -45,7 +50,12 @@ class TrackerConfig:
     Detections at or above ``new_object_min_confidence`` are matched first; the others
     (ByteTrack's second pass) only to live objects left unmatched, and never create one.
 
-    Position: a far sighting (beyond the tight radius) of a promoted object is *held* (weight
+    Position: a constant-position Kalman filter. A sighting's noise is ``position_sigma_m``
+    plus ``position_sigma_per_m`` per metre from the camera; the estimate tightens with every
+    sighting (its information capped at ``position_info_max`` sightings, so a slow drift is
+    still followed), and a sighting beyond three standard deviations of the innovation takes
+    at least ``position_alpha`` (something nudged it). A far sighting (beyond the tight
+    radius) of a promoted object is *held* (weight
     0: it refreshes the object without moving it) when it is suspect — its box is more than
     ``suspect_size_ratio`` times the object's size, a live object with the same label is
     nearer to it, or the scan has a camera that had the object's place in view and did not see
@@ -54,14 +64,21 @@ class TrackerConfig:
     other) within ``held_window_s`` confirm a move
     (or, when the object was also seen at its place meanwhile, split off a new identity).
 
-    Belief: ``confidence = exp(-A / tau_s - U / tau_unseen_s)``, with ``A`` the seconds of
-    evidence of absence since the last sighting and ``U`` the rest. Without a camera every
-    second counts as absence (``A = t - last_seen``); with one, only scans in which the object
-    should have been seen and the depth image saw through its place count, each for at most
-    ``miss_credit_max_s`` (``see_through_m``: how far beyond its centre the surface must be).
-    Published (``confirmed``) when promoted and confidence >= ``publish_min``; ``lost`` once
-    ``exp(-A / tau_s)`` falls below ``lost_below`` (out-of-view time alone never loses an
-    object). Every object that is not lost is matchable, and a lost one stays re-acquirable
+    Belief: ``confidence = exp(-A / tau_s - U / tau_unseen_s)``, with ``A`` the evidence of
+    absence since the last sighting (in seconds of ``tau_s``) and ``U`` the rest of the time.
+    Without a camera every second counts as absence (``A = t - last_seen``). With one,
+    ``exp(-A / tau_s)`` is the existence probability of a Bernoulli filter: each scan whose
+    camera had the object's place in view, not hidden, and did not detect it multiplies the odds
+    by ``1 - p`` (docs/architecture.md, "Belief"), ``p`` being the object's probability of
+    detection — learned from its own looks (Beta prior ``pd_prior`` with ``pd_prior_weight``
+    pseudo-looks), capped at ``pd_max``, and reduced when only part of the place was visible,
+    beyond ``range_edge`` of the range, or when the object subtends less than
+    ``small_angle_deg``. Depth readings are compared with a tolerance of ``depth_noise_m +
+    depth_noise_per_m * range`` (``see_through_m``: how far beyond its middle a surface must
+    be for the place to read empty). A sighting restores existence to ``existence_max`` (shown
+    as 1). Published (``confirmed``) when promoted and confidence >= ``publish_min``; ``lost``
+    once ``exp(-A / tau_s)`` falls below ``lost_below`` (out-of-view time alone never loses
+    an object). Every object that is not lost is matchable, and a lost one stays re-acquirable
     for the window. A tentative object that would be lost is ``EXPIRED`` instead.
 
     Duplicates: two live identities with the same voted label whose boxes overlap by at least
@@ -71,7 +88,8 @@ class TrackerConfig:
     overturn it) when ``human_label_weight`` is None, or adds that much label mass otherwise.
     A forgotten object seen again is suppressed; with ``revive_after`` = N, the N-th suppressed
     sighting revives it instead. An object the camera looked at and missed
-    ``doubt_after_misses`` times in a row is ``doubted``.
+    ``doubt_after_misses`` times in a row and is no longer confident enough to publish is
+    ``doubted``.
 
     Prior map (see :meth:`ObjectMemory.load_prior`): an object settled more than
     ``delta_move_m`` from its prior place opens a ``moved`` delta, a box more than
@@ -87,18 +105,29 @@ class TrackerConfig:
     publish_min: float = 0.5
     lost_below: float = 0.1
     reacquire_window_s: float = 60.0
+    relocate_window_s: float = 3600.0
     feature_reacquire_window_s: float = 3600.0
     feature_match_min: float = 0.8
     min_detection_confidence: float = 0.05
     position_alpha: float = 0.3
+    position_sigma_m: float = 0.02
+    position_sigma_per_m: float = 0.01
+    position_info_max: float = 50.0
     human_label_weight: float | None = None
     revive_after: int | None = None
     doubt_after_misses: int = 2
     new_object_min_confidence: float = 0.5
     promote_after_camera: int = 3
     tau_unseen_s: float = 28800.0
-    miss_credit_max_s: float = 5.0
     see_through_m: float = 0.01
+    pd_prior: float = 0.8
+    pd_prior_weight: float = 5.0
+    pd_max: float = 0.95
+    existence_max: float = 0.9999
+    depth_noise_m: float = 0.01
+    depth_noise_per_m: float = 0.005
+    range_edge: float = 0.8
+    small_angle_deg: float = 2.0
     move_confirm_after: int = 3
     held_window_s: float = 30.0
     suspect_size_ratio: float = 2.0
@@ -123,7 +152,8 @@ class TrackerConfig:
             raise InvalidInput(f"human_label_weight must be > 0 or None, "
                                f"got {self.human_label_weight}")
         positive = ("tight_radius_m", "drift_radius_m", "tau_s", "position_alpha",
-                    "tau_unseen_s", "suspect_size_ratio", "delta_move_m")
+                    "tau_unseen_s", "suspect_size_ratio", "delta_move_m", "position_sigma_m",
+                    "position_info_max")
         for name in positive:
             if getattr(self, name) <= 0:
                 raise InvalidInput(f"{name} must be > 0, got {getattr(self, name)}")
@@ -139,10 +169,15 @@ class TrackerConfig:
                 "thresholds must satisfy 0 < lost_below < publish_min <= 1, got "
                 f"lost_below={self.lost_below}, publish_min={self.publish_min}"
             )
-        for name in ("reacquire_window_s", "feature_reacquire_window_s", "miss_credit_max_s",
-                     "see_through_m", "held_window_s"):
+        for name in ("reacquire_window_s", "feature_reacquire_window_s", "relocate_window_s",
+                     "see_through_m",
+                     "held_window_s", "depth_noise_m", "depth_noise_per_m", "small_angle_deg",
+                     "pd_prior_weight", "position_sigma_per_m"):
             if getattr(self, name) < 0:
                 raise InvalidInput(f"{name} must be >= 0, got {getattr(self, name)}")
+        for name in ("pd_prior", "pd_max", "existence_max", "range_edge"):
+            if not 0.0 < getattr(self, name) < 1.0:
+                raise InvalidInput(f"{name} must be in (0, 1), got {getattr(self, name)}")
         for name in ("feature_match_min", "min_detection_confidence", "position_alpha",
                      "new_object_min_confidence", "merge_min_iou", "feature_margin",
                      "feature_label_strict"):

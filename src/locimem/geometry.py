@@ -34,6 +34,7 @@ from __future__ import annotations
 import enum
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -42,7 +43,9 @@ from locimem.errors import InvalidInput
 from locimem.model import Camera
 
 __all__ = [
+    "LOOKED",
     "Place",
+    "PlaceLooks",
     "Visibility",
     "check_points",
     "in_view",
@@ -50,6 +53,7 @@ __all__ = [
     "look_at",
     "pixel_index",
     "pixel_rays",
+    "place_looks",
     "place_states",
     "project",
     "quaternion_wxyz_from_matrix",
@@ -303,11 +307,12 @@ class Place(enum.IntEnum):
     ``OUT_OF_VIEW``: not wholly inside the view and the range (no evidence either way).
     ``IN_VIEW``: wholly in view and range, and the camera has no depth image (it should have
     been seen; nothing more is known).
-    ``EMPTY``: the depth pixels whose rays cross the object's box (at least half of them) saw
-    *through* it — had the object been there, it would have been in the way.
-    ``OCCUPIED``: more than half show a surface where the object would be (it may be there).
-    ``OCCLUDED``: some such pixel shows something in front of where the object would be.
-    ``NO_DEPTH``: no pixel's ray crosses the box (too small for the image) or none has a reading.
+    ``EMPTY``: visible, and the depth pixels whose rays cross the object's box saw *through*
+    it (at least half of them) — had the object been there, it would have been in the way.
+    ``OCCUPIED``: visible (not hidden), and the depth shows a surface at the object's place,
+    or cannot tell (no pixel's central ray crosses a small box): it may be there.
+    ``OCCLUDED``: most of the pixels the box covers show something in front of it.
+    ``NO_DEPTH``: none of the pixels the box covers has a reading.
     """
 
     OUT_OF_VIEW = 0
@@ -318,22 +323,146 @@ class Place(enum.IntEnum):
     NO_DEPTH = 5
 
 
+#: Places a camera *looked at*: the object should have been detected there if present.
+LOOKED = frozenset({Place.IN_VIEW, Place.EMPTY, Place.OCCUPIED})
+
+
+@dataclass(frozen=True, slots=True)
+class PlaceLooks:
+    """What one camera says about remembered boxes, one entry per box (arrays of shape (n,)).
+
+    ``states``: :class:`Place` values (int8). ``visible``: the share of the pixels the box
+    covers that are not occluded (1.0 without a depth image, 0.0 out of view or without
+    readings). ``forward_m``: the forward distance of the box's centre (metres; NaN behind
+    the camera). ``angle_rad``: the angle its bounding sphere subtends at the camera.
+    """
+
+    states: np.ndarray
+    visible: np.ndarray
+    forward_m: np.ndarray
+    angle_rad: np.ndarray
+
+
+MAX_PLACE_PIXELS = 4096  # a large box is judged on a grid of at most this many pixels
+
+
+def place_looks(camera: Camera, centers: Any, sizes: Any, see_through_m: float = 0.01,
+                front_m: float = 0.05, uncertainty_m: float = 0.008,
+                depth_noise_m: float = 0.01, depth_noise_per_m: float = 0.005) -> PlaceLooks:
+    """What the camera says about each remembered box (centres and extents (n, 3), metres,
+    map frame): :class:`PlaceLooks`.
+
+    In view means the box's bounding sphere lies inside both fields of view, ahead of the
+    camera and within ``range_m``. With a depth image, the informative pixels are the ones
+    the box's projection covers — at least the pixel its centre projects into, whatever the
+    image's resolution (on a grid of at most :data:`MAX_PLACE_PIXELS` over a large box). A
+    pixel with depth ``d`` (no reading: skipped) is *occluded* when ``d`` is in front of the
+    box's entry point on its central ray by more than ``front_m`` plus the depth noise at
+    that range (``depth_noise_m + depth_noise_per_m * x``) — or, for a ray that misses the
+    box, in front of its near face and, looking down, of the plane of its bottom (a ray
+    passing below a small object meets the surface it stands on before it) or, looking up
+    from below it, in front of that plane (the ray could not have reached it). The place is
+    ``NO_DEPTH`` without readings, ``OCCLUDED`` when more than half of the readings are
+    occluded, else *visible*: ``EMPTY`` when at least half of the visible rays that cross the
+    box's *core* (shrunk by ``uncertainty_m`` per side, to at least a third) show a surface
+    more than ``see_through_m`` plus the depth noise beyond the middle of their path through
+    it, else ``OCCUPIED``.
+
+    >>> cam = look_at((0, 0, 1), (1, 0, 1), fov_deg=90.0, vfov_deg=90.0, range_m=5.0,
+    ...               depth=np.full((9, 9), 2.0))
+    >>> looks = place_looks(cam, [[1.5, 0, 1], [-1, 0, 1]], [(0.2, 0.2, 0.2)] * 2)
+    >>> [Place(v).name for v in looks.states], looks.visible.tolist()
+    (['EMPTY', 'OUT_OF_VIEW'], [1.0, 0.0])
+    """
+    pts = check_points(centers)
+    ext = check_points(sizes, "sizes")
+    if ext.shape != pts.shape:
+        raise InvalidInput(f"sizes must have the shape of centers {pts.shape}, got {ext.shape}")
+    n = pts.shape[0]
+    states = np.full(n, Place.OUT_OF_VIEW, dtype=np.int8)
+    visible = np.zeros(n)
+    half = np.abs(ext) / 2
+    r = np.linalg.norm(half, axis=1)
+    body = to_camera_frame(camera, pts)
+    x, y, z = body[:, 0], body[:, 1], body[:, 2]
+    dist = np.linalg.norm(body, axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        angle = 2.0 * np.arcsin(np.clip(r / np.maximum(dist, 1e-12), 0.0, 1.0))
+    forward = np.where(x > 0.0, x, np.nan)
+    looks = PlaceLooks(states, visible, forward, angle)
+    if n == 0:
+        return looks
+    tan_h, tan_v = _tan_half(camera)
+    # the sphere is inside the pinhole's half-angle planes when its centre is at least
+    # radius / cos(half angle) inside each of them
+    sec_h, sec_v = math.sqrt(1 + tan_h * tan_h), math.sqrt(1 + tan_v * tan_v)
+    inside = ((x - r > 0.0) & (x + r <= camera.range_m)
+              & (np.abs(y) <= tan_h * x - r * sec_h) & (np.abs(z) <= tan_v * x - r * sec_v))
+    if camera.depth is None:
+        states[inside] = Place.IN_VIEW
+        visible[inside] = 1.0
+        return looks
+    idx = np.flatnonzero(inside)
+    if idx.size == 0:
+        return looks
+    depth = camera.depth
+    h, w = depth.shape
+    origin = np.asarray(camera.position, dtype=np.float64)
+    core_half = np.maximum(half - uncertainty_m, half / 3)
+    signs = np.array(list(np.ndindex(2, 2, 2)), dtype=np.float64) * 2 - 1  # (8, 3)
+    c_rows, c_cols = project(camera, pts[idx], (h, w))
+    c_r, c_c = pixel_index(c_rows, c_cols, (h, w))
+    for j, k in enumerate(idx.tolist()):
+        corners = pts[k] + signs * half[k]
+        rows, cols = project(camera, corners, (h, w))
+        # every pixel the projected box's bounding rectangle touches, and the centre's pixel
+        r0 = min(max(0, math.floor(rows.min())), int(c_r[j]))
+        r1 = max(min(h - 1, math.ceil(rows.max()) - 1), int(c_r[j]))
+        c0 = min(max(0, math.floor(cols.min())), int(c_c[j]))
+        c1 = max(min(w - 1, math.ceil(cols.max()) - 1), int(c_c[j]))
+        step = max(1, math.ceil(math.sqrt((r1 - r0 + 1) * (c1 - c0 + 1) / MAX_PLACE_PIXELS)))
+        d = depth[r0:r1 + 1:step, c0:c1 + 1:step].reshape(-1).astype(np.float64)
+        valid = np.isfinite(d) & (d > 0.0)
+        if not valid.any():
+            states[k] = Place.NO_DEPTH
+            continue
+        ray = pixel_rays(camera, (h, w), window=(r0, r1, c0, c1), step=step).reshape(-1, 3)
+        ray, d = ray[valid], d[valid]
+        lo, hi = pts[k] - half[k], pts[k] + half[k]
+        t_in, _ = ray_box_chord(origin, ray, lo, hi)
+        crosses = np.isfinite(t_in)
+        near_face = float(to_camera_frame(camera, corners)[:, 0].min())
+        noise = depth_noise_m + depth_noise_per_m * float(x[k])
+        # a ray that misses the box: looking down, it may meet the surface the object stands
+        # on (the plane of its bottom) in front of it, which is no occluder; looking up from
+        # below the object, it cannot reach the object before crossing that plane
+        tilt = ray[:, 2]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t_plane = np.where(np.abs(tilt) > 1e-9, (lo[2] - origin[2]) / tilt, np.inf)
+        expected = np.where(crosses, t_in, np.where(
+            tilt < -1e-9, np.minimum(near_face, t_plane),
+            np.where((tilt > 1e-9) & (origin[2] < lo[2]), np.maximum(near_face, t_plane),
+                     near_face)))
+        occluded = d < expected - (front_m + noise)
+        share = 1.0 - np.count_nonzero(occluded) / d.size
+        visible[k] = share
+        if share < 0.5:
+            states[k] = Place.OCCLUDED
+            continue
+        c_in, c_out = ray_box_chord(origin, ray, pts[k] - core_half[k], pts[k] + core_half[k])
+        core = np.isfinite(c_in) & ~occluded
+        if core.any() and 2 * np.count_nonzero(
+                d[core] > (c_in[core] + c_out[core]) / 2 + see_through_m + noise) >= core.sum():
+            states[k] = Place.EMPTY
+        else:
+            states[k] = Place.OCCUPIED
+    return looks
+
+
 def place_states(camera: Camera, centers: Any, sizes: Any, see_through_m: float = 0.01,
                  front_m: float = 0.05, uncertainty_m: float = 0.008) -> np.ndarray:
     """:class:`Place` of each remembered box (centres and extents (n, 3), metres, map frame),
-    an int8 array (n,): a ray check in the style of Khronos.
-
-    In view means the box's bounding sphere lies inside both fields of view, ahead of the
-    camera and within ``range_m``. With a depth image, the informative pixels are those whose
-    central ray crosses the box's *core* (the box shrunk by ``uncertainty_m`` per side, to at
-    least a third of its extent): had the object been there, within that uncertainty, these
-    rays would have met it. Each such pixel, with depth ``d``, the ray's chord through the core
-    centred at forward distance ``t_mid`` and its entry into the full box at ``t_box``, is
-    *occluded* if ``d < t_box - front_m``, *see-through* if ``d > t_mid + see_through_m`` (the
-    ray went past the middle of where the object would be), and *occupied* otherwise; pixels
-    without a reading are skipped. The place is ``NO_DEPTH`` without informative pixels, else
-    ``OCCLUDED`` if one is occluded, else ``EMPTY`` if at least half are see-through (the
-    surface the object stood on may still catch the lowest rays), else ``OCCUPIED``.
+    an int8 array (n,): the ``states`` of :func:`place_looks`.
 
     >>> cam = look_at((0, 0, 1), (1, 0, 1), fov_deg=90.0, vfov_deg=90.0, range_m=5.0,
     ...               depth=np.full((9, 9), 2.0))
@@ -342,64 +471,8 @@ def place_states(camera: Camera, centers: Any, sizes: Any, see_through_m: float 
     ...                                             [-1, 0, 1]], [box] * 4)]
     ['EMPTY', 'OCCUPIED', 'OCCLUDED', 'OUT_OF_VIEW']
     """
-    pts = check_points(centers)
-    ext = check_points(sizes, "sizes")
-    if ext.shape != pts.shape:
-        raise InvalidInput(f"sizes must have the shape of centers {pts.shape}, got {ext.shape}")
-    out = np.full(pts.shape[0], Place.OUT_OF_VIEW, dtype=np.int8)
-    if pts.shape[0] == 0:
-        return out
-    half = np.abs(ext) / 2
-    r = np.linalg.norm(half, axis=1)
-    body = to_camera_frame(camera, pts)
-    x, y, z = body[:, 0], body[:, 1], body[:, 2]
-    tan_h, tan_v = _tan_half(camera)
-    # the sphere is inside the pinhole's half-angle planes when its centre is at least
-    # radius / cos(half angle) inside each of them
-    sec_h, sec_v = math.sqrt(1 + tan_h * tan_h), math.sqrt(1 + tan_v * tan_v)
-    inside = ((x - r > 0.0) & (x + r <= camera.range_m)
-              & (np.abs(y) <= tan_h * x - r * sec_h) & (np.abs(z) <= tan_v * x - r * sec_v))
-    if camera.depth is None:
-        out[inside] = Place.IN_VIEW
-        return out
-    idx = np.flatnonzero(inside)
-    if idx.size == 0:
-        return out
-    depth = camera.depth
-    h, w = depth.shape
-    rays = pixel_rays(camera, (h, w))
-    origin = np.asarray(camera.position, dtype=np.float64)
-    core_half = np.maximum(half - uncertainty_m, half / 3)
-    signs = np.array(list(np.ndindex(2, 2, 2)), dtype=np.float64) * 2 - 1  # (8, 3)
-    for k in idx:
-        corners = pts[k] + signs * core_half[k]
-        rows, cols = project(camera, corners, (h, w))
-        if not (np.all(np.isfinite(rows)) and np.all(np.isfinite(cols))):
-            continue
-        # pixels whose centres fall inside the projected core's bounding rectangle
-        r0 = max(0, math.ceil(rows.min() - 0.5))
-        r1 = min(h - 1, math.floor(rows.max() - 0.5))
-        c0 = max(0, math.ceil(cols.min() - 0.5))
-        c1 = min(w - 1, math.floor(cols.max() - 0.5))
-        if r0 > r1 or c0 > c1:
-            out[k] = Place.NO_DEPTH
-            continue
-        ray = rays[r0:r1 + 1, c0:c1 + 1].reshape(-1, 3)
-        d = depth[r0:r1 + 1, c0:c1 + 1].reshape(-1).astype(np.float64)
-        t_in, t_out = ray_box_chord(origin, ray, pts[k] - core_half[k], pts[k] + core_half[k])
-        t_box, _ = ray_box_chord(origin, ray, pts[k] - half[k], pts[k] + half[k])
-        hit = np.isfinite(t_in) & np.isfinite(d) & (d > 0.0)
-        if not hit.any():
-            out[k] = Place.NO_DEPTH
-            continue
-        d, t_mid, t_box = d[hit], (t_in[hit] + t_out[hit]) / 2, t_box[hit]
-        if np.any(d < t_box - front_m):
-            out[k] = Place.OCCLUDED
-        elif 2 * np.count_nonzero(d > t_mid + see_through_m) >= d.size:
-            out[k] = Place.EMPTY
-        else:
-            out[k] = Place.OCCUPIED
-    return out
+    return place_looks(camera, centers, sizes, see_through_m=see_through_m, front_m=front_m,
+                       uncertainty_m=uncertainty_m).states
 
 
 def ray_box_chord(origin: np.ndarray, rays: np.ndarray, lo: np.ndarray, hi: np.ndarray

@@ -7,6 +7,7 @@ transaction. Opening a store rebuilds the state before any new scan is accepted.
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import time
@@ -63,6 +64,8 @@ from locimem.tracker.state import MemoryState, ObjectState
 
 __all__ = ["ObjectMemory"]
 
+
+logger = logging.getLogger("locimem")
 
 class ObjectMemory(MemoryReader):
     """A persistent object memory for one scope of one store.
@@ -235,9 +238,11 @@ class ObjectMemory(MemoryReader):
                           recorded_at=float(self._clock()), actor=source)
         records = self._commit(decision.records, camera)
         events = tuple(r for r in records if isinstance(r, Event))
+        for warning in decision.warnings:
+            logger.warning("scan at t=%s: %s", t, warning)
         return ScanResult(commit=decision.records[0].id, t=t,  # type: ignore[union-attr]
                           assignments=decision.assignments, events=events,
-                          rejected=decision.rejected)
+                          rejected=decision.rejected, warnings=decision.warnings)
 
     def _check_scan(self, t: float, detections: Iterable[Detection],
                     camera: Camera | None) -> list[Detection]:

@@ -155,6 +155,15 @@ class Camera:
         image: optional path (or URI) of the image this scan came from, kept with the
             object's keyframe evidence.
         intrinsics: optional pinhole intrinsics (fx, fy, cx, cy, width, height) in pixels.
+        frame: which camera frame ``quaternion`` rotates into the map: ``"body"`` (REP 103:
+            x forward, y left, z up; the default) or ``"optical"`` (the ROS optical frame of
+            ``*_optical_frame`` and ``sensor_msgs/CameraInfo``: z forward, x right, y down).
+            An optical quaternion is converted at construction, so ``quaternion`` always
+            holds the body frame's rotation (and ``frame`` reads ``"body"``).
+
+    >>> facing_x = Camera((0, 0, 1), (0.5, -0.5, 0.5, -0.5), 90.0, 4.0, frame="optical")
+    >>> facing_x.quaternion, facing_x.frame   # an optical frame looking along map +x
+    ((1.0, 0.0, 0.0, 0.0), 'body')
     """
 
     position: Vec3
@@ -165,11 +174,18 @@ class Camera:
     depth: np.ndarray | None = field(default=None, compare=False)
     image: str | None = None
     intrinsics: tuple[float, float, float, float, float, float] | None = None
+    frame: str = "body"
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
         set_(self, "position", check_vec(self.position, "camera.position", 3))
         set_(self, "quaternion", check_quaternion(self.quaternion, "camera.quaternion"))
+        if self.frame not in ("body", "optical"):
+            raise InvalidInput(f"camera.frame must be 'body' (x forward, y left, z up) or "
+                               f"'optical' (z forward, x right, y down), got {self.frame!r}")
+        if self.frame == "optical":
+            set_(self, "quaternion", _optical_to_body(self.quaternion))
+            set_(self, "frame", "body")
         for name in ("fov_deg", "vfov_deg"):
             value = check_positive(getattr(self, name), f"camera.{name}")
             if value >= 180.0:
@@ -208,6 +224,22 @@ class Camera:
         if self.intrinsics is not None:
             out["intrinsics"] = list(self.intrinsics)
         return out
+
+
+# The body frame (x forward, y left, z up) expressed in the optical frame (z forward, x right,
+# y down), as a quaternion (w, x, y, z): body x = optical z, body y = -optical x, body z =
+# -optical y.
+_BODY_IN_OPTICAL = (0.5, 0.5, -0.5, 0.5)
+
+
+def _optical_to_body(q: Quat) -> Quat:
+    """The rotation of the body frame into the map, given that of the optical frame."""
+    w1, x1, y1, z1 = q
+    w2, x2, y2, z2 = _BODY_IN_OPTICAL
+    out = (w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2, w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+           w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2, w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2)
+    out = tuple(round(v, 15) + 0.0 for v in out)
+    return check_quaternion(out, "camera.quaternion")
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,8 +331,10 @@ class Commit:
     n_detections: int
     camera: dict[str, Any] | None = None
     missed: tuple[int, ...] = ()  # objects the camera looked at and did not see
-    miss_credit_s: float = 0.0  # seconds of absence credited to each missed object
     together: tuple[tuple[int, int], ...] = ()  # pairs of nearby objects both seen in this scan
+    # the evidence of absence each missed object took, in seconds of the belief's time scale
+    # (aligned with ``missed``; see docs/architecture.md, "Belief")
+    miss_credits: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -316,6 +350,9 @@ class ScanResult:
     assignments: tuple[int | None, ...]
     events: tuple[Event, ...]
     rejected: dict[int, str] = field(default_factory=dict)
+    # what looked wrong with the scan itself (also logged on the ``locimem`` logger), e.g.
+    # most detections outside the view the camera claims: a wrong frame or pose
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -124,7 +124,7 @@ def _table(name: str, file: str, spec: str, key: str, embeddings: str | None = N
 TABLES = (
     _table("commits", "log/commits.jsonl",
            "id kind t recorded_at actor reason n_detections camera:j missed:j miss_credit "
-           "together:j", "id"),
+           "together:j miss_credits:j", "id"),
     _table("observations", "log/observations.jsonl",
            "seq commit_id t idx object_id label confidence cx cy cz sx sy sz weight tier "
            "rejected track_id orientation:j feature:f32 key", "seq", OBSERVATION_EMBEDDINGS),
@@ -133,7 +133,7 @@ TABLES = (
            "id label cx cy cz sx sy sz px py pz first_seen last_seen n_detections promoted lost "
            "lost_at track_id orientation:j label_mass:pairs feature:f64 n_features pinned_label "
            "attributes:j n_missed place_sx place_sy place_sz place_t seen_camera absence_s "
-           "held:j together:j merged_from:j source label_by", "id", OBJECT_EMBEDDINGS),
+           "held:j together:j merged_from:j source label_by belief:j", "id", OBJECT_EMBEDDINGS),
     _table("tombstones", "state/tombstones.jsonl", "id forgotten_at data:j", "id"),
     _table("rejection_keys", "state/rejection_keys.jsonl",
            "key reason count first_seq last_seq last_t", "key"),
@@ -143,6 +143,9 @@ TABLES = (
     _table("deltas", "state/deltas.jsonl", "id object_id status data:j", "id"),
     _table("keyframes", "state/keyframes.jsonl", "object_id data:j", "object_id"),
 )
+# (schema version, table, column): columns added after the first version, NULL in a directory
+# written before that version
+ADDED_COLUMNS = ((3, "commits", "miss_credits"), (3, "objects", "belief"))
 _EMBEDDING_DTYPES = {OBSERVATION_EMBEDDINGS: np.dtype(np.float32),
                      OBJECT_EMBEDDINGS: np.dtype(np.float64)}
 FILES = tuple(sorted([MEMORY, *(t.file for t in TABLES), *_EMBEDDING_DTYPES]))

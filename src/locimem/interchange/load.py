@@ -33,6 +33,7 @@ from locimem.errors import IntegrityError, InvalidInput, NotFound, ScopeError
 from locimem.interchange.directory import (
     _AGAIN,
     _EMBEDDING_DTYPES,
+    ADDED_COLUMNS,
     BATCH_ROWS,
     TABLES,
     Manifest,
@@ -255,6 +256,9 @@ class _RowReader:
                  matrix: _NpyReader | None, ticks: _Ticks) -> None:
         self.table, self.scope, self.matrix, self.ticks = table, scope, matrix, ticks
         self.columns = set(table.columns)
+        # columns a directory of an older schema version does not have (they default to NULL)
+        self.added = frozenset(c for v, name, c in ADDED_COLUMNS
+                               if name == table.name and manifest.schema_version < v)
         self.n = 0
         self.ranges = []  # (column index, kind, (lo, hi) | None)
         for kind, places in _ID_COLUMNS.items():
@@ -279,6 +283,8 @@ class _RowReader:
                 doc = _loads(line.decode("utf-8"))
             except (ValueError, RecursionError) as exc:
                 raise self._bad(f"not JSON ({exc})") from None
+            if isinstance(doc, dict) and self.added and self.added.isdisjoint(doc):
+                doc = {**doc, **dict.fromkeys(self.added)}  # an older directory
             if not isinstance(doc, dict) or doc.keys() != self.columns:
                 raise self._bad(f"not a row of {table.name} (it should have the columns "
                                 f"{', '.join(columns)})")

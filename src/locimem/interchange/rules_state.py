@@ -278,11 +278,13 @@ def _object_problems(obj: ObjectState) -> list[str]:
         problems.append(f"first_seen {obj.first_seen} after last_seen {obj.last_seen}")
     if obj.lost != (obj.lost_at is not None):
         problems.append(f"lost={obj.lost} but lost_at={obj.lost_at}")
-    for name in ("n_detections", "n_features", "n_missed"):
+    for name in ("n_detections", "n_features", "n_missed", "n_looked_seen", "n_looked_missed"):
         if getattr(obj, name) < 0:
             problems.append(f"{name}={getattr(obj, name)}")
     if not _finite((obj.absence_s,)) or obj.absence_s < 0:
         problems.append(f"absence_s={obj.absence_s}")
+    if not _finite((obj.pos_info,)) or obj.pos_info < 0:
+        problems.append(f"pos_info={obj.pos_info}")
     if len(obj.held) > HELD_MAX:
         problems.append(f"{len(obj.held)} held sightings (at most {HELD_MAX})")
     return problems

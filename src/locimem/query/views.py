@@ -9,16 +9,17 @@ from locimem.tracker.state import ObjectState
 
 
 def status_of(obj: ObjectState, now: float, config: TrackerConfig) -> ObjectStatus:
-    """``lost`` once a LOST event was applied; ``doubted`` when the camera looked and missed
-    it ``doubt_after_misses`` times since its last sighting; ``confirmed`` when promoted and
-    confident enough to publish; ``tentative`` otherwise (kept, and still matchable)."""
+    """``lost`` once a LOST event was applied; ``confirmed`` when promoted and confident
+    enough to publish; ``doubted`` when not, and the camera looked and missed it
+    ``doubt_after_misses`` times since its last sighting; ``tentative`` otherwise (kept, and
+    still matchable)."""
     if obj.lost:
         return ObjectStatus.LOST
-    if obj.n_missed >= config.doubt_after_misses:
-        return ObjectStatus.DOUBTED
     if obj.promoted and (obj.confidence(now, config.tau_s, config.tau_unseen_s)
                          >= config.publish_min):
         return ObjectStatus.CONFIRMED
+    if obj.n_missed >= config.doubt_after_misses:
+        return ObjectStatus.DOUBTED
     return ObjectStatus.TENTATIVE
 
 

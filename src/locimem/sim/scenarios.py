@@ -12,6 +12,10 @@ lists them. Each plays through a memory in a few seconds.
 ``long_absence``       two hours in the office (one scan a minute, a restart), then back
 ``removals``           things taken away while watched, while away, and one replaced in place
 ``track_id_resets``    perception track ids that reset often, a nudge, and a restart
+``thin_removals``      thin things (2-4 cm) taken away, seen through a 12 x 16 depth image, with
+                       range-growing noise, 15 % flicker and confident false positives
+``weak_detector``      a detector with 70 % recall and realistic noise; one watched removal
+``close_clutter``      same-label rows 8 cm apart, 30 % misses, range-growing noise
 =====================  =========================================================================
 """
 
@@ -191,6 +195,87 @@ def track_id_resets(seed: int = 7) -> Scenario:
     return b.build()
 
 
+# Realistic perception: position noise of 2 cm + 1 cm per metre of range, 15 % label flicker,
+# a few confident false positives, and the coarse depth image robots stream for speed.
+REALISTIC = NoiseModel(position_sigma_m=0.02, range_sigma_per_m=0.01, flicker_prob=0.15,
+                       fp_rate=0.04, fp_confidence=(0.3, 0.6))
+
+
+def thin_removals(seed: int = 8) -> Scenario:
+    """Thin things (remotes, phones, plates, notebooks) taken off surfaces while watched and
+    while the robot is away, seen through a 12 x 16 depth image."""
+    world = build_world(seed, rooms=("kitchen", "living"))
+    b = ScenarioBuilder("thin_removals", world, seed=seed, noise=REALISTIC,
+                        depth_shape=(12, 16))
+    for label, furniture in (("remote", "living/coffee_table"), ("phone", "living/side_table"),
+                             ("plate", "kitchen/table"), ("notebook", "kitchen/counter")):
+        b.add(label, furniture, setup=True)
+    b.survey("kitchen", 8)
+    b.survey("living", 8)
+    thin = [i for i in sorted(b.positions) if b.specs[i].size_m[2] <= 0.04]
+    by_place = {}
+    for oid in thin:
+        for f in ("living/coffee_table", "living/side_table", "kitchen/table",
+                  "kitchen/counter"):
+            if oid in b.objects_on(f):
+                by_place.setdefault(f, oid)
+    (f1, o1), (f2, o2), *rest = sorted(by_place.items())
+    b.look(f1, 6)
+    b.remove(o1)  # watched
+    b.look(f1, 20)
+    b.survey("kitchen", 6)
+    b.remove(o2)  # while the robot is in the kitchen
+    b.look(f2, 20)
+    for f, oid in rest:
+        b.look(f, 6)
+        b.remove(oid)
+        b.look(f, 15)
+    b.survey("kitchen", 6)
+    b.survey("living", 6)
+    return b.build()
+
+
+def weak_detector(seed: int = 9) -> Scenario:
+    """A detector that finds a visible object in only 70 % of scans, with realistic noise:
+    present things must not be lost, removed ones must be."""
+    world = build_world(seed, rooms=("kitchen", "living"))
+    noise = NoiseModel(position_sigma_m=0.02, range_sigma_per_m=0.01, flicker_prob=0.15,
+                       miss_prob=0.3, fp_rate=0.04, fp_confidence=(0.3, 0.6))
+    b = ScenarioBuilder("weak_detector", world, seed=seed, noise=noise)
+    b.stock("kitchen/table", 2)
+    for _ in range(2):
+        b.survey("kitchen", 8)
+        b.survey("living", 8)
+    b.look("kitchen/table", 6)
+    b.remove(b.objects_on("kitchen/table")[0])  # watched
+    b.look("kitchen/table", 20)
+    for _ in range(2):
+        b.survey("living", 8)
+        b.survey("kitchen", 8)
+    return b.build()
+
+
+def close_clutter(seed: int = 10) -> Scenario:
+    """Rows of same-label things 8 cm apart (box edge to box edge: nearly touching), seen with
+    range-growing noise and 30 % misses."""
+    world = build_world(seed, rooms=("kitchen",), objects_per_surface=(1, 2),
+                        bare=("kitchen/table",))
+    noise = NoiseModel(position_sigma_m=0.015, range_sigma_per_m=0.005, miss_prob=0.3)
+    b = ScenarioBuilder("close_clutter", world, seed=seed, noise=noise)
+    top = world.furniture_named("kitchen/table").surfaces[0]
+    (x0, y0) = top.min_xy
+    z = top.z_m
+    for label, n, dy in (("cup", 4, 0.12), ("apple", 4, 0.30), ("glass", 3, 0.48)):
+        h = LABEL_SIZES[label][2]
+        for k in range(n):
+            b.add(label, "kitchen/table", at=(x0 + 0.15 + k * 0.08, y0 + dy, z + h / 2),
+                  setup=True)
+    for _ in range(3):
+        b.look("kitchen/table", 20)
+        b.survey("kitchen", 6)
+    return b.build()
+
+
 SCENARIOS: dict[str, Callable[[int], Scenario]] = {
     "kitchen_day": kitchen_day,
     "clutter": clutter,
@@ -199,6 +284,9 @@ SCENARIOS: dict[str, Callable[[int], Scenario]] = {
     "long_absence": long_absence,
     "removals": removals,
     "track_id_resets": track_id_resets,
+    "thin_removals": thin_removals,
+    "weak_detector": weak_detector,
+    "close_clutter": close_clutter,
 }
 NAMES: tuple[str, ...] = tuple(SCENARIOS)
 

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from locimem.errors import NotAStore
 
 FORMAT = "locimem"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _V1 = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -165,6 +165,18 @@ CREATE TABLE keyframes (
 """
 
 
+# Version 3: belief as an existence filter. Each commit's ``miss_credits`` lists, aligned with
+# ``missed``, the evidence of absence each missed object took (it now depends on the object's
+# own probability of detection; a version-2 commit credited every missed object the one
+# ``miss_credit``). Each object's ``belief`` holds what that probability is learned from (the
+# scans in view in which it was seen, and the misses later proved to be misses) and the
+# information of its position estimate — as JSON, NULL meaning "nothing learned yet".
+_V3 = """
+ALTER TABLE commits ADD COLUMN miss_credits TEXT;
+ALTER TABLE objects ADD COLUMN belief TEXT;
+"""
+
+
 def _run(conn: sqlite3.Connection, script: str) -> None:
     for statement in script.split(";"):
         if statement.strip():
@@ -205,11 +217,22 @@ def _add_sources_prior_keyframes(conn: sqlite3.Connection) -> None:
         "(julianday('now') - 2440587.5) * 86400.0) AS TEXT)")
 
 
+REBUILD_CACHE = "rebuild_cache"  # meta key: the materialised state must be replayed anew
+
+
+def _add_existence_belief(conn: sqlite3.Connection) -> None:
+    _run(conn, _V3)
+    # what the detection probability is learned from is a replay of the log; the memory
+    # replays every scope on its first writable open and rewrites the cache (SQL cannot)
+    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, '1')", (REBUILD_CACHE,))
+
+
 # Named migrations, in order: (name, schema version it produces, function). Each runs in one
 # transaction and is recorded in the ``migrations`` table; a new store runs them all.
 MIGRATIONS: list[tuple[str, int, Callable[[sqlite3.Connection], None]]] = [
     ("0001_initial", 1, _create_v1),
     ("0002_sources_prior_keyframes", 2, _add_sources_prior_keyframes),
+    ("0003_existence_belief", 3, _add_existence_belief),
 ]
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import heapq
 import json
+import math
 import os
 import sqlite3
 import time
@@ -24,7 +25,13 @@ import numpy as np
 from locimem.errors import NotAStore, NotFound, ReadOnly, SchemaVersionError, StoreLocked
 from locimem.model import AuditEntry, Commit, Event, EventKind, Observation
 from locimem.store.base import StateDelta
-from locimem.store.schema import FORMAT, MIGRATIONS, SCHEMA_VERSION, store_version
+from locimem.store.schema import (
+    FORMAT,
+    MIGRATIONS,
+    REBUILD_CACHE,
+    SCHEMA_VERSION,
+    store_version,
+)
 from locimem.tracker.apply import Record
 from locimem.tracker.retention import ObservationMeta
 from locimem.tracker.state import ObjectState, RejectionState, TombstoneState
@@ -42,11 +49,11 @@ _OBS_COLUMNS = (
 )
 _EVENT_COLUMNS = "seq, commit_id, scope, t, kind, object_id, label, data"
 _COMMIT_COLUMNS = ("id, scope, kind, t, recorded_at, actor, reason, n_detections, camera, missed, "
-                   "miss_credit, together")
+                   "miss_credit, together, miss_credits")
 _MAX_ID = 2**62
 _INSERT_OBS = f"INSERT INTO observations ({_OBS_COLUMNS}) VALUES ({', '.join('?' * 21)})"
 _INSERT_EVENT = f"INSERT INTO events ({_EVENT_COLUMNS}) VALUES ({', '.join('?' * 8)})"
-_INSERT_COMMIT = f"INSERT INTO commits ({_COMMIT_COLUMNS}) VALUES ({', '.join('?' * 12)})"
+_INSERT_COMMIT = f"INSERT INTO commits ({_COMMIT_COLUMNS}) VALUES ({', '.join('?' * 13)})"
 
 
 _encode = json.JSONEncoder(separators=(",", ":"), sort_keys=True, allow_nan=False).encode
@@ -97,9 +104,40 @@ class SQLiteStore:
                 self._create()
             elif version < SCHEMA_VERSION:
                 self._migrate(version)
+            if exists and not read_only and self.cache_stale():  # a migration left it to do
+                self._replay_cache()
         except BaseException:
             self.close()
             raise
+
+    # -- a cache to replay (after a migration that cannot compute it in SQL) -----------------
+    def cache_stale(self) -> bool:
+        """Whether a migration left the materialised objects to be replayed from the log."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?",
+                                (REBUILD_CACHE,)).fetchone()
+        return row is not None
+
+    def _replay_cache(self) -> None:
+        """Replay every scope's log (from its newest checkpoint) and rewrite its materialised
+        objects, then clear :meth:`cache_stale` — in one transaction. Only ``apply`` runs: the
+        records carry every decision."""
+        from locimem.tracker.apply import apply
+        from locimem.tracker.state import MemoryState
+
+        rows = []
+        for scope in self.scopes():
+            state = MemoryState()
+            after = 0
+            checkpoint = self.latest_checkpoint(scope)
+            if checkpoint is not None:
+                after, snapshot = checkpoint
+                state = MemoryState.from_snapshot(snapshot, state.grid.cell_m)
+            for record in self.iter_log(scope, after_commit=after):
+                apply(state, record, math.inf)
+            rows += [_object_row(scope, o) for o in state.objects.values()]
+        with self.atomic() as conn:
+            conn.executemany(_UPSERT_OBJECT, rows)
+            conn.execute("DELETE FROM meta WHERE key = ?", (REBUILD_CACHE,))
 
     # -- opening ------------------------------------------------------------------------------
     def _take_writer_lock(self) -> None:
@@ -500,8 +538,9 @@ def _record_rows(scope: str, records: Sequence[Record]) -> tuple[list, list, lis
             commits.append((r.id, scope, r.kind, r.t, r.recorded_at, r.actor, r.reason,
                             r.n_detections, None if r.camera is None else _dumps(r.camera),
                             _dumps(list(r.missed)) if r.missed else None,
-                            r.miss_credit_s if r.missed else None,
-                            _dumps([list(p) for p in r.together]) if r.together else None))
+                            None,
+                            _dumps([list(p) for p in r.together]) if r.together else None,
+                            _encode_fast(list(r.miss_credits)) if r.missed else None))
     return commits, observations, events
 
 
@@ -585,11 +624,15 @@ def _event_from_row(row: Sequence[Any]) -> Event:
 
 
 def _commit_from_row(row: Sequence[Any]) -> Commit:
+    missed = () if row[9] is None else tuple(json.loads(row[9]))
+    if row[12] is not None:
+        credits = tuple(json.loads(row[12]))
+    else:  # a version-2 commit: one credit for every missed object
+        credits = (0.0 if row[10] is None else row[10],) * len(missed)
     return Commit(id=row[0], kind=row[2], t=row[3], recorded_at=row[4], actor=row[5],
                   reason=row[6], n_detections=row[7],
                   camera=None if row[8] is None else json.loads(row[8]),
-                  missed=() if row[9] is None else tuple(json.loads(row[9])),
-                  miss_credit_s=0.0 if row[10] is None else row[10],
+                  missed=missed, miss_credits=credits,
                   together=() if row[11] is None else tuple(
                       (a, b) for a, b in json.loads(row[11])))
 
@@ -598,12 +641,12 @@ _OBJECT_COLUMNS = (
     "id, scope, label, cx, cy, cz, sx, sy, sz, px, py, pz, first_seen, last_seen, "
     "n_detections, promoted, lost, lost_at, track_id, orientation, label_mass, feature, "
     "n_features, pinned_label, attributes, n_missed, place_sx, place_sy, place_sz, place_t, "
-    "seen_camera, absence_s, held, together, merged_from, source, label_by"
+    "seen_camera, absence_s, held, together, merged_from, source, label_by, belief"
 )
 
 
 _UPSERT_OBJECT = (
-    f"INSERT INTO objects ({_OBJECT_COLUMNS}) VALUES ({', '.join('?' * 37)}) "
+    f"INSERT INTO objects ({_OBJECT_COLUMNS}) VALUES ({', '.join('?' * 38)}) "
     "ON CONFLICT (id) DO UPDATE SET "
     + ", ".join(f"{c} = excluded.{c}" for c in _OBJECT_COLUMNS.split(", ")[1:])
 )
@@ -621,8 +664,15 @@ def _object_row(scope: str, o: ObjectState) -> tuple[Any, ...]:
         _encode_fast(o.held) if o.held else None,
         _encode_fast(sorted(o.together)) if o.together else None,
         _encode_fast(o.merged_from) if o.merged_from else None,
-        o.source, o.label_by,
+        o.source, o.label_by, _belief_json(o),
     )
+
+
+def _belief_json(o: ObjectState) -> str | None:
+    if not (o.n_looked_seen or o.n_looked_missed or o.pos_info):
+        return None
+    return _encode_fast({"looked": o.n_looked_seen, "unseen": o.n_looked_missed,
+                         "info": o.pos_info})
 
 
 def _object_from_row(row: Sequence[Any]) -> ObjectState:
@@ -640,4 +690,10 @@ def _object_from_row(row: Sequence[Any]) -> ObjectState:
         together=set() if row[33] is None else set(json.loads(row[33])),
         merged_from=[] if row[34] is None else json.loads(row[34]),
         source=row[35], label_by=row[36],
+        **({} if row[37] is None else _belief_fields(json.loads(row[37]))),
     )
+
+
+def _belief_fields(belief: dict[str, Any]) -> dict[str, Any]:
+    return {"n_looked_seen": belief["looked"], "n_looked_missed": belief["unseen"],
+            "pos_info": belief["info"]}

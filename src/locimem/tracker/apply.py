@@ -42,12 +42,22 @@ def update_object(obj: ObjectState, obs: Observation, camera: bool = False) -> N
         if len(obj.held) > HELD_MAX:
             del obj.held[0]
         return
+    # the looks that missed it since its last sighting were misses after all (it is here)
+    obj.n_looked_missed += obj.n_missed
     obj.n_missed = 0
     obj.absence_s = 0.0
-    obj.seen_camera = camera
+    if camera:
+        obj.n_looked_seen += 1
+    # once seen by a camera, belief stays visibility-aware: a scan without one (a dropped
+    # transform) is no evidence either way, not a switch to the time-only model
+    obj.seen_camera = obj.seen_camera or camera
     mass = obj.label_mass
     mass[obs.label] = mass.get(obs.label, 0.0) + obs.confidence
     w = obs.weight
+    # the estimate's information, in sightings at the reference noise: a jump starts afresh;
+    # a step of gain w took information i to i / (1 - w) (a Kalman update, recorded as w)
+    info = obj.pos_info if obj.pos_info > 0.0 else float(max(obj.n_detections, 1))
+    obj.pos_info = 1.0 if w >= 1.0 else info / (1.0 - w)
     c, d = obj.center, obs.center
     obj.center = (c[0] + w * (d[0] - c[0]), c[1] + w * (d[1] - c[1]), c[2] + w * (d[2] - c[2]))
     s, e = obj.size, obs.size
@@ -79,10 +89,7 @@ def apply(state: MemoryState, record: Record, lost_after_s: float) -> None:
             _apply_rejection(state, record)
             return
         obj = state.objects[record.object_id]
-        was_camera = obj.seen_camera
         update_object(obj, record, state.camera_commit)
-        if was_camera and not obj.seen_camera:  # back to the time-only model: schedule loss
-            state.schedule_loss(obj, lost_after_s)
         if record.feature is not None and state.feature_dim is None:
             state.feature_dim = int(record.feature.shape[0])
         state.place_object(obj)
@@ -97,8 +104,7 @@ def apply(state: MemoryState, record: Record, lost_after_s: float) -> None:
         state.now = record.t if state.now is None else max(state.now, record.t)
         state.camera_commit = record.camera is not None
         objects = state.objects
-        credit = record.miss_credit_s
-        for oid in record.missed:
+        for oid, credit in zip(record.missed, record.miss_credits, strict=True):
             obj = objects[oid]
             obj.n_missed += 1
             obj.absence_s += credit
@@ -260,6 +266,9 @@ def _apply_merge(state: MemoryState, obj: ObjectState, data: dict, lost_after_s:
     obj.track_id = newer.track_id if newer.track_id is not None else obj.track_id
     obj.seen_camera, obj.absence_s, obj.n_missed = (newer.seen_camera, newer.absence_s,
                                                     newer.n_missed)
+    obj.pos_info = max(obj.pos_info, gone.pos_info)
+    obj.n_looked_seen += gone.n_looked_seen
+    obj.n_looked_missed += gone.n_looked_missed
     obj.first_seen = min(obj.first_seen, gone.first_seen)
     obj.last_seen = max(obj.last_seen, gone.last_seen)
     obj.promoted = obj.promoted or gone.promoted

@@ -131,7 +131,11 @@ class _Associator:
             looks_like = (cos is not None and oid == best_oid
                           and cos >= fmin + (0.0 if label_ok else config.feature_label_strict)
                           and cos - second >= config.feature_margin)
-            unlike = cos is not None and cos < fmin and not same_track
+            # embeddings weigh in the cost; they rule a pair out only against weaker spatial
+            # evidence: not for the same label within the tight radius (one thing seen again,
+            # whatever a noisy embedding says)
+            unlike = (cos is not None and cos < fmin and not same_track
+                      and not (label_ok and d <= tight))
             if lost:
                 if unlike or not self._reacquirable(obj, cos):
                     continue

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from locimem.config import TrackerConfig
-from locimem.geometry import Place, place_states
+from locimem.geometry import LOOKED, Place, PlaceLooks, place_looks, to_camera_frame
 from locimem.model import Camera, Commit, Detection, Event, EventKind, Observation
 from locimem.tracker.apply import TOMB_KEY, Record, new_object, update_object
 from locimem.tracker.associate import (
@@ -31,6 +31,13 @@ from locimem.tracker.associate import (
     _cosine,
     iou_3d,
 )
+from locimem.tracker.belief import (
+    absence_credit,
+    detection_probability,
+    look_factor,
+    position_gain,
+)
+from locimem.tracker.relocate import relocations
 from locimem.tracker.state import MemoryState, ObjectState
 
 REJECT_LOW_CONFIDENCE = "below_min_confidence"
@@ -43,6 +50,7 @@ class Decision:
     records: list[Record]
     assignments: tuple[int | None, ...]
     rejected: dict[int, str]
+    warnings: tuple[str, ...] = ()
 
 
 def decide(
@@ -110,7 +118,7 @@ def decide(
     after: dict[int, ObjectState] = {}  # objects sighted in this scan, as they will be
     places = _PlaceCheck(state, config, camera)
     cam = camera is not None
-    tight, alpha = config.tight_radius_m, config.position_alpha
+    tight = config.tight_radius_m
     for i, det in enumerate(detections):
         if i in rejected:
             out.observation(i, det, None, None, 1.0, rejected[i],
@@ -123,7 +131,7 @@ def decide(
             obj = objects[oid]
             lost = obj.lost or oid in lost_now
             if not lost and dist <= tight and not obj.promoted:  # the common case
-                weight, split = max(alpha, 1.0 / (obj.n_detections + 1)), False
+                weight, split = position_gain(config, obj, det, dist, camera), False
             else:
                 weight, split = _weight(config, t, i, det, obj, dist, lost, assoc, places)
             if split:
@@ -176,18 +184,19 @@ def decide(
                                new=True, camera=cam)
         assignments.append(oid)
 
-    # 4. Looked and absent: objects the camera should have seen this scan, whose place it saw
-    #    through, and which no detection matched. Each is credited the time since the last
-    #    scan (at most ``miss_credit_max_s``); those whose absence passes the lost line are
-    #    LOST (EXPIRED if never promoted).
-    missed: tuple[int, ...] = ()
-    credit = 0.0
+    # 4. Looked and absent: objects whose place this scan's camera had in view, not hidden,
+    #    and which no detection matched. Each takes the evidence of absence a Bernoulli
+    #    existence filter gives one miss, weighted by its probability of detection (see
+    #    tracker/belief.py); those whose existence falls below the lost line are LOST
+    #    (EXPIRED if never promoted).
+    missed: list[int] = []
+    credits: list[float] = []
     if camera is not None:
-        missed = places.missed(set(after) | lost_now | gone)
-        if missed and state.now is not None:
-            credit = min(max(0.0, t - state.now), config.miss_credit_max_s)
-        for oid in missed:
+        for oid, factor in places.looked(set(after) | lost_now | gone):
             obj = objects[oid]
+            credit = absence_credit(obj, detection_probability(obj, config) * factor, config)
+            missed.append(oid)
+            credits.append(credit)
             if obj.seen_camera and obj.absence_s + credit > config.lost_after_s:
                 absent = obj.absence_s + credit
                 _lose(out, config, obj, t, math.exp(-absent / config.tau_s), lost_now, gone)
@@ -197,11 +206,70 @@ def decide(
     index = {oid: i for i, oid in enumerate(assignments) if oid is not None}
     together, close = _neighbours(state, config, detections, index, after, assoc)
     merged = _merges(out, state, config, after, lost_now | gone, close) if close else {}
+    # 6. Moves nobody watched: an identity whose place was found empty and a new one of its
+    #    label elsewhere are one object that moved (tracker/relocate.py).
+    promoted_now = [oid for oid, a in after.items()
+                    if a.promoted and not (oid in objects and objects[oid].promoted)]
+    doubted_now = {oid for oid, credit in zip(missed, credits, strict=True)
+                   if objects[oid].n_missed + 1 >= config.doubt_after_misses
+                   and math.exp(-(objects[oid].absence_s + credit) / config.tau_s)
+                   < config.publish_min}
+    dead = gone | set(merged) | set(merged.values())
+    for old, new in relocations(state, config, t, after, promoted_now, lost_now, doubted_now,
+                                dead):
+        _relocate(out, state, after, old, new)
+        merged[new] = old
     if missed or together:
-        out.records[0] = replace(commit, missed=missed, miss_credit_s=credit, together=together)
+        out.records[0] = replace(commit, missed=tuple(missed), miss_credits=tuple(credits),
+                                 together=together)
     final = tuple(merged.get(a, a) if a is not None else None for a in assignments) \
         if merged else tuple(assignments)
-    return Decision(out.records, final, rejected)
+    return Decision(out.records, final, rejected, _frame_warnings(camera, detections))
+
+
+def _frame_warnings(camera: Camera | None, detections: Sequence[Detection]) -> tuple[str, ...]:
+    """A warning when most of a scan's detections (at least three) lie outside the view its
+    camera claims — behind it or outside its fields of view, whatever the range: the
+    camera's pose or frame is wrong (an optical-frame quaternion given as a body one is the
+    usual cause), and absence evidence from it would be wrong too."""
+    n = len(detections)
+    if camera is None or n < 3:
+        return ()
+    body = to_camera_frame(camera, [d.center for d in detections])
+    x, y, z = body[:, 0], body[:, 1], body[:, 2]
+    tan_h = math.tan(math.radians(camera.fov_deg) / 2) * 1.1
+    tan_v = math.tan(math.radians(camera.vfov_deg) / 2) * 1.1
+    outside = n - int(np.count_nonzero((x > 0) & (np.abs(y) <= tan_h * x)
+                                       & (np.abs(z) <= tan_v * x)))
+    if 2 * outside <= n:
+        return ()
+    return (f"{outside} of {n} detections lie outside the camera's field of view: check the "
+            "camera pose and its frame (Camera(frame='optical') for a ROS optical-frame "
+            "quaternion)",)
+
+
+def _relocate(out: RecordWriter, state: MemoryState, after: dict[int, ObjectState],
+              old_id: int, new_id: int) -> None:
+    """``old_id`` moved where ``new_id`` is: it absorbs the new identity (MERGED, taking its
+    place) and the move is recorded (MOVED from its old place)."""
+    old = after.get(old_id) or state.objects[old_id]
+    new = after.get(new_id) or state.objects[new_id]
+    mass = dict(old.label_mass)
+    for lab, m in new.label_mass.items():
+        mass[lab] = mass.get(lab, 0.0) + m
+    probe = old.copy()
+    probe.label_mass = mass
+    probe.pinned_label = old.pinned_label or new.pinned_label
+    label = probe.voted_label()
+    distance = math.dist(old.place, new.center)
+    out.event(EventKind.MERGED, old_id, label, {
+        "absorbed": new_id, "center": list(new.center), "size": list(new.size),
+        "label_mass": dict(sorted(mass.items())),
+        "n_detections": old.n_detections + new.n_detections, "label": label,
+        "distance_m": distance, "to": list(new.center), "relocated": True})
+    out.event(EventKind.MOVED, old_id, label, {
+        "from": list(old.place), "to": list(new.center), "distance_m": distance,
+        "size": list(new.size), "relocated": True})
 
 
 def _lose(out: RecordWriter, config: TrackerConfig, obj: ObjectState, t: float,
@@ -225,47 +293,55 @@ class _PlaceCheck:
         self.state, self.config, self.camera = state, config, camera
         self._cache: dict[int, int] = {}
 
-    def _states(self, oids: list[int], uncertainty_m: float = 0.008) -> list[int]:
-        objects = self.state.objects
+    def _looks(self, oids: list[int], uncertainty_m: float = 0.008) -> PlaceLooks:
+        objects, config = self.state.objects, self.config
         centers = np.array([objects[o].center for o in oids], dtype=np.float64).reshape(-1, 3)
         sizes = np.array([objects[o].size for o in oids], dtype=np.float64).reshape(-1, 3)
-        return place_states(self.camera, centers, sizes,  # type: ignore[arg-type]
-                            see_through_m=self.config.see_through_m,
-                            uncertainty_m=uncertainty_m).tolist()
+        return place_looks(self.camera, centers, sizes,  # type: ignore[arg-type]
+                           see_through_m=config.see_through_m, uncertainty_m=uncertainty_m,
+                           depth_noise_m=config.depth_noise_m,
+                           depth_noise_per_m=config.depth_noise_per_m)
 
     def vacated(self, obj: ObjectState, dist: float) -> bool:
-        """Whether a far sighting may move the object at once: without a camera, or when a
-        camera saw its place empty since it was last seen, yes (the design's time-only model;
-        a move); with one, when it saw a promoted object's place empty (the
+        """Whether a far sighting may move the object at once: without a camera, or when
+        looks since its last sighting missed it ``doubt_after_misses`` times, yes (the design's
+        time-only model; a move); with one, when it saw a promoted object's place empty (the
         middle third of its box: its estimate may be off by a few centimetres), or did not
         have it in view and the sighting is beyond the drift radius (re-identified elsewhere)
         — not when the place was in view and not seen empty (occupied, occluded, too small for
         the depth image) or, for a nearer sighting, out of view: that move waits for
         consistent sightings."""
-        if self.camera is None or obj.n_missed:  # its place was seen empty since its last sighting
+        if self.camera is None or obj.n_missed >= self.config.doubt_after_misses:
             return True
         if obj.id not in self._cache:  # a conservative look: only the box's middle third
-            self._cache[obj.id] = self._states([obj.id], uncertainty_m=math.inf)[0]
+            self._cache[obj.id] = int(self._looks([obj.id], uncertainty_m=math.inf).states[0])
         state = self._cache[obj.id]
         if state == Place.OUT_OF_VIEW:  # near: an outlier at the edge of view; far: moved
             return dist > self.config.drift_radius_m
         # a tentative object's place is too uncertain for its emptiness to mean much
         return obj.promoted and state in (Place.EMPTY, Place.IN_VIEW)
 
-    def missed(self, exclude: set[int]) -> tuple[int, ...]:
-        """Live objects wholly in view and range whose place the camera saw through (or, with
-        no depth image, simply had in view), leaving out ``exclude``. Occluded, no-depth and
-        occupied places are neutral."""
+    def looked(self, exclude: set[int]) -> list[tuple[int, float]]:
+        """Live objects (leaving out ``exclude``) whose place the camera had wholly in view and
+        range and not hidden — seen through, showing a surface where the object would be, or,
+        without a depth image, simply in view — in id order, each with the share of its
+        probability of detection this look allows (:func:`~locimem.tracker.belief.look_factor`).
+        Occluded, no-reading and out-of-view places are neutral."""
         camera = self.camera
         assert camera is not None
         state = self.state
-        candidates = [oid for _, oid in state.grid.near(camera.position, camera.range_m)
-                      if oid not in exclude and not state.objects[oid].lost]
+        candidates = sorted(oid for _, oid in state.grid.near(camera.position, camera.range_m)
+                            if oid not in exclude and not state.objects[oid].lost)
         if not candidates:
-            return ()
-        states = self._states(candidates)
-        return tuple(sorted(oid for oid, s in zip(candidates, states, strict=True)
-                            if s in (Place.EMPTY, Place.IN_VIEW)))
+            return []
+        looks = self._looks(candidates)
+        out = []
+        for k, oid in enumerate(candidates):
+            if int(looks.states[k]) in LOOKED:
+                factor = look_factor(looks, k, camera, self.config)
+                if factor > 0.0:
+                    out.append((oid, factor))
+        return out
 
 
 # -- records -----------------------------------------------------------------------------------
@@ -382,7 +458,7 @@ def _weight(config: TrackerConfig, t: float, i: int, det: Detection, obj: Object
     confirms the move, or, when the object was also seen at its place meanwhile and the held
     cluster is more than the tight radius away from it (two far-apart clusters), splits off a
     new identity."""
-    ema = max(config.position_alpha, 1.0 / (obj.n_detections + 1))
+    ema = position_gain(config, obj, det, dist, places.camera)
     tight = config.tight_radius_m
     if lost:
         return (1.0 if dist > tight else ema), False
@@ -468,14 +544,17 @@ def _merges(out: RecordWriter, state: MemoryState, config: TrackerConfig,
             if other_id in dead or other_id in touched:
                 continue
             b = objects[other_id]
-            if b.lost or other_id in a.together or oid in b.together:
+            if other_id in a.together or oid in b.together:
                 continue
+            if b.lost and (b.lost_at is None
+                           or out.commit.t - b.lost_at > config.reacquire_window_s):
+                continue  # lost long ago: its place is another thing's now
             if iou_3d(a.center, a.size, b.center, b.size) < config.merge_min_iou:
                 continue
             cos = _cosine(a.feature, b.feature)
             if cos is not None and cos < config.feature_match_min:
                 # another thing now stands where b was: b was taken away (replaced)
-                if a.promoted:
+                if a.promoted and not b.lost:
                     conf = b.confidence(out.commit.t, config.tau_s, config.tau_unseen_s)
                     if b.promoted:
                         out.event(EventKind.LOST, b.id, b.label,

@@ -61,6 +61,14 @@ class ObjectState:
     merged_from: list[int] = field(default_factory=list)  # identities merged into this one
     source: str = "tracker"  # who first reported it: the actor of the commit it APPEARED in
     label_by: str | None = None  # the person who pinned ``pinned_label``
+    # What its probability of detection is learned from: sightings in scans with a camera, and
+    # looks that missed it and were later proved misses (it was seen again). The misses since
+    # the last sighting (``n_missed``) are the hypothesis under test, so they are left out.
+    n_looked_seen: int = 0
+    n_looked_missed: int = 0
+    # what the position estimate is worth, in sightings at the reference noise (Kalman
+    # information; 0: kept by a store from before version 3)
+    pos_info: float = 0.0
 
     def copy(self) -> ObjectState:
         return ObjectState(
@@ -72,7 +80,8 @@ class ObjectState:
             list(self.held) if self.held else [],
             set(self.together) if self.together else set(),
             list(self.merged_from) if self.merged_from else [],
-            self.source, self.label_by,
+            self.source, self.label_by, self.n_looked_seen, self.n_looked_missed,
+            self.pos_info,
         )
 
     def voted_label(self) -> str:
@@ -138,6 +147,9 @@ class ObjectState:
             "merged_from": list(self.merged_from),
             "source": self.source,
             "label_by": self.label_by,
+            "n_looked_seen": self.n_looked_seen,
+            "n_looked_missed": self.n_looked_missed,
+            "pos_info": self.pos_info,
         }
 
     @classmethod
@@ -157,6 +169,8 @@ class ObjectState:
             held=[tuple(h) for h in d.get("held", [])],  # type: ignore[misc]
             together=set(d.get("together", [])), merged_from=list(d.get("merged_from", [])),
             source=d.get("source", "tracker"), label_by=d.get("label_by"),
+            n_looked_seen=d.get("n_looked_seen", 0), n_looked_missed=d.get("n_looked_missed", 0),
+            pos_info=d.get("pos_info", 0.0),
         )
 
 

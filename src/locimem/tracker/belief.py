@@ -1,0 +1,126 @@
+"""Existence as a Bernoulli filter: how much one look that missed an object says it is gone.
+
+Pure functions over an object's state and one scan's :class:`~locimem.geometry.PlaceLooks`.
+The tracker writes what they return onto the commit (``missed``, ``miss_credits``), so replay
+applies the same numbers without reading any of this.
+
+The filter (docs/architecture.md, "Belief"): an object's existence probability is
+``r = exp(-A / tau_s)``, ``A`` being its evidence of absence in seconds of ``tau_s`` (the
+time-only model's scale, so one formula reads both). A look that had its place in view, not
+hidden, and did not detect it is a Bernoulli update with probability of detection ``p``::
+
+    r' = r (1 - p) / (1 - r p)        i.e.        A' = A + tau_s * ln((1 - r p) / (1 - p))
+
+A sighting restores ``r`` to ``existence_max`` (read as 1 until the next miss). ``p`` is the
+object's own detection rate — looks in which it was seen over looks that had it in view, with
+a Beta prior — times what this look allows: the visible share of its place, a fall-off beyond
+``range_edge`` of the camera's range, and a fall-off for objects that subtend less than
+``small_angle_deg``.
+"""
+
+from __future__ import annotations
+
+import math
+
+from locimem.config import TrackerConfig
+from locimem.geometry import PlaceLooks
+from locimem.model import Camera, Detection
+from locimem.tracker.state import ObjectState
+
+__all__ = ["absence_credit", "detection_probability", "look_factor", "position_gain",
+           "position_information"]
+
+
+def detection_probability(obj: ObjectState, config: TrackerConfig) -> float:
+    """The object's learned probability of detection when its place is in plain view: its
+    sightings in scans with a camera over those plus the looks proved to have missed it, with
+    ``pd_prior_weight`` pseudo-looks at ``pd_prior``; at most ``pd_max``.
+
+    >>> from locimem.tracker.state import ObjectState
+    >>> cup = ObjectState(1, "cup", (0, 0, 0), (0.1, 0.1, 0.1), (0, 0, 0), 0.0, 0.0)
+    >>> config = TrackerConfig()
+    >>> detection_probability(cup, config)      # nothing learned: the prior
+    0.8
+    >>> cup.n_looked_seen, cup.n_looked_missed = 7, 3
+    >>> round(detection_probability(cup, config), 3)   # (7 + 4) / (10 + 5)
+    0.733
+    """
+    w = config.pd_prior_weight
+    seen = obj.n_looked_seen + config.pd_prior * w
+    p = seen / (obj.n_looked_seen + obj.n_looked_missed + w)
+    return min(p, config.pd_max)
+
+
+def look_factor(looks: PlaceLooks, k: int, camera: Camera, config: TrackerConfig) -> float:
+    """How much of the object's detection probability look ``k`` allows, in [0, 1]: the share
+    of its place that was visible, times a linear fall-off to one half from ``range_edge`` of
+    the range to the range, times ``angle / small_angle_deg`` for an object that subtends less.
+    """
+    factor = float(looks.visible[k])
+    forward, edge = float(looks.forward_m[k]), config.range_edge * camera.range_m
+    if forward > edge:
+        factor *= 1.0 - 0.5 * min(1.0, (forward - edge) / (camera.range_m - edge))
+    small = math.radians(config.small_angle_deg)
+    angle = float(looks.angle_rad[k])
+    if angle < small:
+        factor *= angle / small
+    return factor
+
+
+def absence_credit(obj: ObjectState, p: float, config: TrackerConfig) -> float:
+    """Seconds of absence (of ``tau_s``) one miss with probability of detection ``p`` adds:
+    ``tau_s * ln((1 - r p) / (1 - p))`` with ``r`` the object's existence (at most
+    ``existence_max``).
+
+    >>> from locimem.tracker.state import ObjectState
+    >>> cup = ObjectState(1, "cup", (0, 0, 0), (0.1, 0.1, 0.1), (0, 0, 0), 0.0, 0.0)
+    >>> config = TrackerConfig()
+    >>> looks = 0
+    >>> while math.exp(-cup.absence_s / config.tau_s) >= config.lost_below:
+    ...     cup.absence_s += absence_credit(cup, 0.9, config)
+    ...     looks += 1
+    >>> looks     # a reliably detected object is lost after five looks that missed it
+    5
+    """
+    if p <= 0.0:
+        return 0.0
+    r = min(math.exp(-obj.absence_s / config.tau_s), config.existence_max)
+    return config.tau_s * math.log((1.0 - r * p) / (1.0 - p))
+
+
+# -- position ----------------------------------------------------------------------------------
+def position_information(obj: ObjectState) -> float:
+    """How many sightings at the reference noise (``position_sigma_m``) the object's position
+    estimate is worth: ``pos_info``, or, for an object from a store that did not keep it, its
+    detection count."""
+    return obj.pos_info if obj.pos_info > 0.0 else float(max(obj.n_detections, 1))
+
+
+def position_gain(config: TrackerConfig, obj: ObjectState, det: Detection, dist: float,
+                  camera: Camera | None) -> float:
+    """The step (Kalman gain) the object's centre and size take toward a sighting ``dist``
+    metres away: a constant-position filter whose measurement noise grows with range
+    (``position_sigma_m + position_sigma_per_m * range`` from the camera; the first term alone
+    without one). The estimate's information is counted in sightings at the reference noise
+    and capped at ``position_info_max`` (so a slow drift is still followed); a sighting more
+    than three standard deviations of the innovation away takes at least ``position_alpha``
+    (something nudged it: the estimate follows instead of averaging two places).
+
+    >>> from locimem.tracker.state import ObjectState
+    >>> cup = ObjectState(1, "cup", (0, 0, 0), (0.1, 0.1, 0.1), (0, 0, 0), 0.0, 0.0)
+    >>> det = Detection("cup", 0.9, (0.01, 0, 0), (0.1, 0.1, 0.1))
+    >>> config = TrackerConfig()
+    >>> [round(position_gain(config, cup, det, 0.01, None), 3) for cup.pos_info in (1, 9, 99)]
+    [0.5, 0.1, 0.02]
+    """
+    sigma = config.position_sigma_m
+    if camera is not None:
+        sigma += config.position_sigma_per_m * math.dist(det.center, camera.position)
+    ratio = config.position_sigma_m / sigma
+    gain_info = ratio * ratio  # this sighting's information, in reference sightings
+    info = min(position_information(obj), config.position_info_max)
+    gain = gain_info / (info + gain_info)
+    spread = math.sqrt(sigma * sigma + config.position_sigma_m ** 2 / info)
+    if dist > 3.0 * spread:
+        gain = max(gain, config.position_alpha)
+    return gain

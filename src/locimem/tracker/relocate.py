@@ -1,0 +1,118 @@
+"""Moves the tracker could not follow: the mug carried from the kitchen to the bedroom.
+
+A thing moved farther than the drift radius while nobody watched is seen in two ways: its old
+place is looked at and found empty (the old identity is doubted, then lost), and a thing with
+its label appears somewhere else (a new identity). When the two stories fit one object — same
+voted label, the new one first seen after the old one was last seen, never seen together, far
+apart — and no other candidate of that label is unaccounted for (embeddings, when both sides
+have them, pick among several), they are one object that moved. The tracker then writes a
+``MERGED`` (the old identity absorbs the new one and takes its place: one id, both histories)
+and a ``MOVED`` from the old place to the new, so ``where_was``, ``changes_since`` and "what
+moved today" tell the story.
+
+Checked when a new identity is promoted (its old self already doubted or lost) and when an old
+identity is doubted or lost (its new self already promoted). Pure: reads the state and the
+objects as this scan leaves them, returns pairs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from locimem.config import TrackerConfig
+from locimem.tracker.associate import _cosine
+from locimem.tracker.state import MemoryState, ObjectState
+
+__all__ = ["relocations"]
+
+
+def _unaccounted(obj: ObjectState, t: float, config: TrackerConfig, lost_now: set[int],
+                 doubted_now: set[int]) -> bool:
+    """Its place was looked at and found empty: lost (within the relocation window) or
+    doubted."""
+    if obj.id in lost_now or obj.id in doubted_now:
+        return True
+    if obj.lost:
+        return obj.lost_at is not None and t - obj.lost_at <= config.relocate_window_s
+    conf = obj.confidence(t, config.tau_s, config.tau_unseen_s)
+    return obj.n_missed >= config.doubt_after_misses and conf < config.publish_min
+
+
+def _fits(old: ObjectState, new: ObjectState, config: TrackerConfig) -> bool:
+    """One object could have been both: promoted, same label, the new one first seen after the
+    old one was last seen, never seen together, farther apart than the tight radius."""
+    return (old.id != new.id and old.promoted and new.promoted and old.label == new.label
+            and new.first_seen > old.last_seen
+            and new.id not in old.together and old.id not in new.together
+            and math.dist(old.place, new.center) > config.tight_radius_m)
+
+
+def _pick(one: ObjectState, others: list[ObjectState], config: TrackerConfig
+          ) -> ObjectState | None:
+    """The only candidate, or the one embeddings clearly pick out among several."""
+    if len(others) == 1:
+        return others[0]
+    scored = sorted(((_cosine(one.feature, o.feature), o.id, o) for o in others
+                     if _cosine(one.feature, o.feature) is not None),
+                    key=lambda s: (-s[0], s[1]))  # type: ignore[operator]
+    if len(scored) != len(others) or not scored:
+        return None
+    best, second = scored[0][0], scored[1][0]
+    if best >= config.feature_match_min and best - second >= config.feature_margin:
+        return scored[0][2]
+    return None
+
+
+def relocations(state: MemoryState, config: TrackerConfig, t: float,
+                after: dict[int, ObjectState], promoted_now: Iterable[int],
+                lost_now: set[int], doubted_now: set[int], dead: set[int]
+                ) -> list[tuple[int, int]]:
+    """(old id, new id) pairs that are one object that moved. ``after`` holds the objects
+    sighted in this scan as they will be; ``promoted_now`` the new identities promoted in it;
+    ``lost_now`` / ``doubted_now`` the old ones lost or doubted by it; ``dead`` the ids this
+    scan already ended or merged (left alone)."""
+    promoted_now = sorted(promoted_now)
+    if not promoted_now and not lost_now and not doubted_now:
+        return []
+
+    def current(oid: int) -> ObjectState:
+        return after.get(oid) or state.objects[oid]
+
+    # the labels in question; the objects holding them (one pass, only when something
+    # was promoted, lost or doubted in this scan)
+    labels = {current(oid).label for oid in (*promoted_now, *lost_now, *doubted_now)
+              if oid in after or oid in state.objects}
+    live = [current(oid) for oid, o in state.objects.items()
+            if oid not in dead and current(oid).label in labels]
+    live += [o for oid, o in after.items()
+             if oid not in state.objects and oid not in dead and o.label in labels]
+    pairs: list[tuple[int, int]] = []
+    used: set[int] = set()
+    for nid in promoted_now:
+        if nid in dead:
+            continue
+        new = current(nid)
+        olds = [o for o in live if _fits(o, new, config)
+                and _unaccounted(o, t, config, lost_now, doubted_now)]
+        old = _pick(new, olds, config) if olds else None
+        if old is None or old.id in used:
+            continue
+        news = [o for o in live if _fits(old, o, config) and not o.lost]
+        if _pick(old, news, config) is new:
+            pairs.append((old.id, nid))
+            used.update((old.id, nid))
+    for oid in sorted(lost_now | doubted_now):
+        if oid in dead or oid in used or oid not in state.objects:
+            continue
+        old = state.objects[oid]
+        news = [o for o in live if o.id not in used and not o.lost and _fits(old, o, config)]
+        new = _pick(old, news, config) if news else None
+        if new is None:
+            continue
+        olds = [o for o in live if o.id not in used and _fits(o, new, config)
+                and _unaccounted(o, t, config, lost_now, doubted_now)]
+        if _pick(new, olds, config) is old:
+            pairs.append((oid, new.id))
+            used.update((oid, new.id))
+    return pairs

@@ -1,0 +1,247 @@
+"""Existence as a Bernoulli filter (tracker/belief.py): removed things are known gone within a
+few looks, whatever the depth image's resolution; things the detector misses now and then are
+not; scans without a camera change nothing for camera-tracked objects; camera frames."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pytest
+
+from locimem import Camera, Detection, InvalidInput, ObjectMemory
+from locimem.geometry import look_at
+from locimem.model import EventKind, ObjectStatus
+from locimem.sim.render import render_depth
+
+TABLE_LO, TABLE_HI = np.array([1.0, -1.0, 0.71]), np.array([3.0, 1.0, 0.75])
+WALL_LO, WALL_HI = np.array([3.5, -3.0, 0.0]), np.array([3.6, 3.0, 3.0])
+EYE = (0.6, 0.0, 1.3)
+
+
+def _camera(target, boxes=(), shape=(24, 32)) -> Camera:
+    """A camera at EYE looking at ``target`` over a table, with a wall behind, and ``boxes``
+    (centre, size) rendered into its depth image."""
+    lo, hi = [TABLE_LO, WALL_LO], [TABLE_HI, WALL_HI]
+    for c, s in boxes:
+        lo.append(np.asarray(c) - np.asarray(s) / 2)
+        hi.append(np.asarray(c) + np.asarray(s) / 2)
+    bare = look_at(EYE, target, fov_deg=60.0, vfov_deg=45.0, range_m=4.0)
+    depth = render_depth(bare, np.array(lo), np.array(hi), shape)
+    return look_at(EYE, target, fov_deg=60.0, vfov_deg=45.0, range_m=4.0, depth=depth)
+
+
+@pytest.mark.parametrize("shape", [(12, 16), (13, 17), (24, 32), (480, 640)])
+def test_a_thin_item_removed_from_a_table_is_lost_within_five_looks(shape) -> None:
+    remote_c, remote_s = (2.0, 0.1, 0.76), (0.18, 0.05, 0.02)  # 2 cm tall
+    there = _camera(remote_c, [(remote_c, remote_s)], shape)
+    gone = _camera(remote_c, [], shape)
+    remote = Detection("remote", 0.9, remote_c, remote_s)
+    with ObjectMemory.open() as mem:
+        for k in range(10):
+            assert mem.observe(float(k), [remote], there).assignments == (1,)
+        assert [o.id for o in mem.tracked()] == [1]
+        lost_at = None
+        for k in range(10, 20):
+            events = mem.observe(float(k), [], gone).events
+            if any(e.kind is EventKind.LOST and e.object_id == 1 for e in events):
+                lost_at = k
+                break
+        assert lost_at is not None and lost_at - 10 + 1 <= 5  # looks that missed it
+        assert mem.tracked() == []
+        assert mem.get(1).status is ObjectStatus.LOST
+        assert "no" in mem.answer("is the remote still there?").text.lower()
+
+
+def test_a_present_object_detected_in_70_percent_of_looks_is_never_lost() -> None:
+    """Thirty minutes of looks at 1 Hz, detected in 70 % of them at random: its own detection
+    rate is learned, so a run of misses that would lose a reliably detected object does not
+    lose this one."""
+    cup_c, cup_s = (2.0, -0.2, 0.80), (0.1, 0.1, 0.1)
+    camera = _camera(cup_c, [(cup_c, cup_s)])
+    rng = np.random.default_rng(7)
+    seen = rng.random(1800) < 0.7
+    longest = max(len(run) for run in "".join("x" if s else "." for s in seen).split("x"))
+    assert longest >= 5  # runs of misses that would lose a reliably seen object
+    with ObjectMemory.open() as mem:
+        for k, hit in enumerate(seen):
+            dets = [Detection("cup", 0.9, cup_c, cup_s)] if hit else []
+            events = mem.observe(float(k), dets, camera).events
+            assert not [e for e in events if e.kind in (EventKind.LOST, EventKind.EXPIRED)], k
+        assert mem.get(1).status is ObjectStatus.CONFIRMED
+        assert [e.kind for e in mem.events(kind=["LOST", "EXPIRED", "APPEARED"])] == [
+            EventKind.APPEARED]
+
+
+def test_a_scan_without_a_camera_leaves_camera_tracked_objects_unchanged() -> None:
+    cup_c, cup_s = (2.0, -0.2, 0.80), (0.1, 0.1, 0.1)
+    camera = _camera(cup_c, [(cup_c, cup_s)])
+    with ObjectMemory.open() as mem:
+        for k in range(4):
+            mem.observe(float(k), [Detection("cup", 0.9, cup_c, cup_s)], camera)
+        mem.observe(4.0, [], camera)  # one look that missed it
+        before = mem.get(1)
+        for k in range(5, 200):  # a dropped transform: scans with no camera for minutes
+            assert mem.observe(float(k), []).events == ()
+        after = mem.get(1)
+        # out-of-view time only (tau_unseen_s = 8 h): not absence evidence
+        assert after.status is ObjectStatus.CONFIRMED
+        assert after.confidence == pytest.approx(
+            before.confidence * np.exp(-(199 - 4) / mem.config.tau_unseen_s))
+        # ... and a sighting in a scan without a camera keeps it visibility-aware
+        mem.observe(200.0, [Detection("cup", 0.9, cup_c, cup_s)])
+        for k in range(201, 300):
+            assert mem.observe(float(k), []).events == ()
+        assert mem.get(1).status is ObjectStatus.CONFIRMED
+
+
+def test_an_occluded_place_and_an_empty_one_are_told_apart_at_coarse_resolution() -> None:
+    cup_c, cup_s = (2.0, 0.0, 0.80), (0.1, 0.1, 0.1)
+    box = ((1.4, 0.0, 0.95), (0.1, 0.6, 0.4))  # a box between the camera and the cup
+    with ObjectMemory.open() as mem:
+        for k in range(6):
+            mem.observe(float(k), [Detection("cup", 0.9, cup_c, cup_s)],
+                        _camera(cup_c, [(cup_c, cup_s)], (12, 16)))
+        hidden = _camera(cup_c, [box], (12, 16))  # the cup is gone, but hidden anyway
+        for k in range(6, 120):
+            assert mem.observe(float(k), [], hidden).events == ()
+        assert mem.get(1).status is ObjectStatus.CONFIRMED
+
+
+def test_detection_probability_is_learned_from_looks_proved_to_be_misses() -> None:
+    cup_c, cup_s = (2.0, -0.2, 0.80), (0.1, 0.1, 0.1)
+    camera = _camera(cup_c, [(cup_c, cup_s)])
+    cup = Detection("cup", 0.9, cup_c, cup_s)
+    with ObjectMemory.open() as mem:
+        for k, hit in enumerate([1, 1, 1, 0, 0, 1, 0, 1, 0]):
+            mem.observe(float(k), [cup] if hit else [], camera)
+        obj = mem._state.objects[1]
+        assert (obj.n_looked_seen, obj.n_looked_missed, obj.n_missed) == (5, 3, 1)
+        assert mem.snapshot() == mem.rebuild_from_log().snapshot()
+
+
+# -- camera frames ---------------------------------------------------------------------------
+def _optical(q_body: tuple[float, ...]) -> tuple[float, ...]:
+    """The optical frame's quaternion for a body-frame one (q_body * conj(body in optical))."""
+    w1, x1, y1, z1 = q_body
+    w2, x2, y2, z2 = (0.5, -0.5, 0.5, -0.5)
+    return (w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2, w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+            w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2, w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2)
+
+
+@pytest.mark.parametrize("target", [(3.0, 0.0, 1.0), (0.0, 2.0, 0.5), (-1.0, -1.0, 2.0)])
+def test_an_optical_frame_quaternion_is_the_same_camera(target) -> None:
+    body = look_at((0.0, 0.0, 1.0), target)
+    optical = Camera(body.position, _optical(body.quaternion), body.fov_deg, body.range_m,
+                     body.vfov_deg, frame="optical")
+    assert np.allclose(optical.quaternion, body.quaternion) or np.allclose(
+        optical.quaternion, [-v for v in body.quaternion])
+    assert optical.frame == "body"
+
+
+def test_a_wrong_frame_is_reported_not_silently_believed(caplog) -> None:
+    camera = look_at((0.0, 0.0, 1.0), (2.0, 0.0, 1.0))
+    wrong = Camera(camera.position, camera.quaternion, camera.fov_deg, camera.range_m,
+                   camera.vfov_deg, frame="optical")  # a body quaternion called optical
+    dets = [Detection("cup", 0.9, (2.0, y, 1.0), (0.1, 0.1, 0.1)) for y in (-0.5, 0.0, 0.5)]
+    with ObjectMemory.open() as mem:
+        assert mem.observe(0.0, dets, camera).warnings == ()
+        with caplog.at_level(logging.WARNING, logger="locimem"):
+            result = mem.observe(1.0, dets, wrong)
+        assert len(result.warnings) == 1
+        assert result.warnings[0].startswith("3 of 3 detections lie outside the camera's")
+        assert "frame='optical'" in result.warnings[0]
+        assert "3 of 3 detections" in caplog.text
+    with pytest.raises(InvalidInput, match=r"camera\.frame must be 'body'"):
+        Camera(camera.position, camera.quaternion, 60.0, 4.0, frame="camera")
+
+
+def test_a_same_place_same_label_sighting_with_a_middling_embedding_is_the_same_object() -> None:
+    rng = np.random.default_rng(3)
+    e = rng.normal(size=128)
+    e /= np.linalg.norm(e)
+    other = rng.normal(size=128)
+    other -= other.dot(e) * e
+    other /= np.linalg.norm(other)
+    middling = 0.6 * e + 0.8 * other  # cosine 0.6 with the object's embedding
+    with ObjectMemory.open() as mem:
+        for k in range(6):
+            mem.observe(float(k), [Detection("cup", 0.9, (1.0, 0.0, 0.8), (0.1,) * 3,
+                                             feature=e)])
+        r = mem.observe(6.0, [Detection("cup", 0.9, (1.02, 0.0, 0.8), (0.1,) * 3,
+                                        feature=middling)])
+        assert r.assignments == (1,)
+        assert [o.id for o in mem.objects()] == [1]
+
+
+# -- moves nobody watched ----------------------------------------------------------------------
+KITCHEN_MUG = (2.0, -0.2, 0.80)
+BEDROOM_MUG = (2.0, 6.0, 0.80)
+MUG = (0.11, 0.08, 0.10)
+
+
+def _bedroom_camera(boxes=()) -> Camera:
+    eye = (0.6, 6.2, 1.3)
+    lo, hi = [np.array([1.0, 5.0, 0.71]), np.array([3.5, 3.0, 0.0])], [
+        np.array([3.0, 7.0, 0.75]), np.array([3.6, 9.0, 3.0])]
+    for c, sz in boxes:
+        lo.append(np.asarray(c) - np.asarray(sz) / 2)
+        hi.append(np.asarray(c) + np.asarray(sz) / 2)
+    bare = look_at(eye, BEDROOM_MUG, fov_deg=60.0, vfov_deg=45.0, range_m=4.0)
+    depth = render_depth(bare, np.array(lo), np.array(hi), (24, 32))
+    return look_at(eye, BEDROOM_MUG, fov_deg=60.0, vfov_deg=45.0, range_m=4.0, depth=depth)
+
+
+@pytest.mark.parametrize("bedroom_first", [False, True])
+def test_a_mug_carried_to_another_room_is_one_object_that_moved(bedroom_first) -> None:
+    """No embeddings, no track ids: the kitchen mug's place is found empty and a mug appears
+    in the bedroom — in either order — and they are one mug, with a MOVED in its history."""
+    kitchen_there = _camera(KITCHEN_MUG, [(KITCHEN_MUG, MUG)])
+    kitchen_empty = _camera(KITCHEN_MUG, [])
+    bedroom = _bedroom_camera([(BEDROOM_MUG, MUG)])
+    with ObjectMemory.open() as mem:
+        for k in range(8):
+            mem.observe(float(k), [Detection("mug", 0.9, KITCHEN_MUG, MUG)], kitchen_there)
+        t = 20.0
+        looks = [("kitchen", 8), ("bedroom", 6)] if not bedroom_first else [
+            ("bedroom", 6), ("kitchen", 8)]
+        for room, n in looks:
+            for _ in range(n):
+                if room == "kitchen":
+                    mem.observe(t, [], kitchen_empty)
+                else:
+                    mem.observe(t, [Detection("mug", 0.9, BEDROOM_MUG, MUG)], bedroom)
+                t += 1.0
+        mugs = [o for o in mem.objects() if o.label == "mug"]
+        assert [o.id for o in mugs] == [1]  # one mug, under its first id
+        assert mugs[0].status.value == "confirmed"
+        assert np.allclose(mugs[0].center, BEDROOM_MUG, atol=0.01)
+        (moved,) = [e for e in mem.history(1) if getattr(e, "kind", None) is EventKind.MOVED]
+        assert moved.data["relocated"] is True
+        assert np.allclose(moved.data["from"], KITCHEN_MUG, atol=0.01)
+        assert np.allclose(moved.data["to"], BEDROOM_MUG, atol=0.01)
+        assert [e.object_id for e in mem.events(kind="MERGED")] == [1]
+        # where it was before, and what changed since
+        assert "(2.00, -0.20, 0.80)" in mem.where_was(1, 5.0).text
+        assert [(e.kind, e.object_id) for e in mem.events(kind="MOVED", since=10.0)] == [
+            (EventKind.MOVED, 1)]
+        assert mem.snapshot() == mem.rebuild_from_log().snapshot()
+
+
+def test_two_mugs_gone_and_one_appearing_is_not_guessed() -> None:
+    """Two kitchen mugs found gone, one mug appears in the bedroom: which one moved is not
+    known (no embeddings), so nothing is merged."""
+    other = (2.0, 0.3, 0.80)
+    there = _camera(KITCHEN_MUG, [(KITCHEN_MUG, MUG), (other, MUG)])
+    empty = _camera(KITCHEN_MUG, [])
+    bedroom = _bedroom_camera([(BEDROOM_MUG, MUG)])
+    with ObjectMemory.open() as mem:
+        for k in range(8):
+            mem.observe(float(k), [Detection("mug", 0.9, KITCHEN_MUG, MUG),
+                                   Detection("mug", 0.9, other, MUG)], there)
+        for k in range(20, 28):
+            mem.observe(float(k), [], empty)
+        for k in range(28, 34):
+            mem.observe(float(k), [Detection("mug", 0.9, BEDROOM_MUG, MUG)], bedroom)
+        assert mem.events(kind="MERGED") == []
+        assert sorted(o.id for o in mem.objects(status=None) if o.label == "mug") == [1, 2, 3]

@@ -153,7 +153,9 @@ def test_two_hours_out_of_view_is_still_remembered_and_recall_says_when(tmp_path
     mem, results, given = _play(scenario, tmp_path / "away.loci")
     (oid,) = given[cup]
     assert _events(results, EventKind.LOST) == []  # nothing lost only because out of view
-    assert _events(results, EventKind.EXPIRED) == []
+    # a thing seen once and missed by the next looks at it may be dropped as a false positive
+    # (one sighting is little evidence); nothing seen more often expires
+    assert [e for e in _events(results, EventKind.EXPIRED) if e.data["n_detections"] > 1] == []
     r = mem.recall("cup")
     assert r.found and r.object_id == oid and r.status is ObjectStatus.CONFIRMED
     assert r.last_seen == last  # an honest age: the last real sighting
@@ -195,8 +197,8 @@ def test_without_depth_in_view_for_35s_is_lost_and_out_of_view_is_not() -> None:
             mem.observe(float(k), [det("cup", 1.5, 0.0, 0.8), det("book", -1.5, 0.0, 0.8)], cam)
         events = [e for k in range(5, 60) for e in mem.observe(float(k), [], cam).events]
         # seen 5 times, so a detection probability of (5 + 4) / (5 + 5) = 0.9: lost at the
-        # fifth look that misses it
-        assert [(e.kind, e.object_id, e.t) for e in events] == [(EventKind.LOST, 1, 9.0)]
+        # sixth look that misses it
+        assert [(e.kind, e.object_id, e.t) for e in events] == [(EventKind.LOST, 1, 10.0)]
         assert mem.get(2).status is ObjectStatus.CONFIRMED  # out of view the whole time
         for k in range(60, 600, 10):
             assert mem.observe(float(k), [], away).events == ()
@@ -248,11 +250,11 @@ def test_a_single_false_positive_never_reaches_tracked_and_expires_quietly(camer
             result = mem.observe(float(k), [], empty)
             assert mem.tracked() == []
             ends += [e for e in result.events]
-        # looked at and not seen: seven looks at the detection prior (0.8, one sighting:
-        # 0.83); without a camera, unseen for more than 34.5 s
+        # looked at and not seen: one sighting is little evidence (existence 0.92), so three
+        # looks (detection probability 0.83) end it; without a camera, unseen for 34.5 s
         (expired,) = ends
         assert (expired.kind, expired.object_id, expired.t) == (
-            EventKind.EXPIRED, 1, 7.0 if camera else 35.0)
+            EventKind.EXPIRED, 1, 3.0 if camera else 35.0)
         assert mem.events(kind=["PROMOTED", "LOST"]) == []
         assert mem.objects() == [] and mem.recall("vase").found is False
         with pytest.raises(NotFound):

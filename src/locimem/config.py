@@ -43,8 +43,9 @@ class TrackerConfig:
     it was last seen and never beside it, are one object that moved when no other candidate
     of that label is unaccounted for (embeddings pick among several): MERGED and MOVED.
 
-    Promotion: at the ``promote_after``-th detection; a detection in a scan that came with a
-    camera promotes at ``promote_after_camera`` (with see-through evidence a wrong publication
+    Promotion: at the ``promote_after``-th detection, once the detections' summed confidence
+    reaches ``promote_min_mass`` (a few weak detections at one place are not yet a thing); a
+    detection in a scan that came with a camera promotes at ``promote_after_camera`` (with see-through evidence a wrong publication
     is withdrawn after two looks, so less corroboration is needed up front).
 
     Detections at or above ``new_object_min_confidence`` are matched first; the others
@@ -75,8 +76,9 @@ class TrackerConfig:
     beyond ``range_edge`` of the range, or when the object subtends less than
     ``small_angle_deg``. Depth readings are compared with a tolerance of ``depth_noise_m +
     depth_noise_per_m * range`` (``see_through_m``: how far beyond its middle a surface must
-    be for the place to read empty). A sighting restores existence to ``existence_max`` (shown
-    as 1). Published (``confirmed``) when promoted and confidence >= ``publish_min``; ``lost``
+    be for the place to read empty). A sighting restores existence — read as 1 until the next
+    miss — to log-odds of ``evidence_per_sighting`` per sighting so far, up to
+    ``existence_max``. Published (``confirmed``) when promoted and confidence >= ``publish_min``; ``lost``
     once ``exp(-A / tau_s)`` falls below ``lost_below`` (out-of-view time alone never loses
     an object). Every object that is not lost is matchable, and a lost one stays re-acquirable
     for the window. A tentative object that would be lost is ``EXPIRED`` instead.
@@ -124,6 +126,8 @@ class TrackerConfig:
     pd_prior_weight: float = 5.0
     pd_max: float = 0.95
     existence_max: float = 0.9999
+    evidence_per_sighting: float = 2.5
+    promote_min_mass: float = 1.8
     depth_noise_m: float = 0.01
     depth_noise_per_m: float = 0.005
     range_edge: float = 0.8
@@ -172,7 +176,8 @@ class TrackerConfig:
         for name in ("reacquire_window_s", "feature_reacquire_window_s", "relocate_window_s",
                      "see_through_m",
                      "held_window_s", "depth_noise_m", "depth_noise_per_m", "small_angle_deg",
-                     "pd_prior_weight", "position_sigma_per_m"):
+                     "pd_prior_weight", "position_sigma_per_m", "evidence_per_sighting",
+                     "promote_min_mass"):
             if getattr(self, name) < 0:
                 raise InvalidInput(f"{name} must be >= 0, got {getattr(self, name)}")
         for name in ("pd_prior", "pd_max", "existence_max", "range_edge"):

@@ -27,7 +27,8 @@ from locimem.geometry import PlaceLooks
 from locimem.model import Camera, Detection
 from locimem.tracker.state import ObjectState
 
-__all__ = ["absence_credit", "detection_probability", "look_factor", "position_gain",
+__all__ = ["absence_credit", "detection_probability", "existence_cap", "look_factor",
+           "position_gain",
            "position_information"]
 
 
@@ -74,18 +75,35 @@ def absence_credit(obj: ObjectState, p: float, config: TrackerConfig) -> float:
 
     >>> from locimem.tracker.state import ObjectState
     >>> cup = ObjectState(1, "cup", (0, 0, 0), (0.1, 0.1, 0.1), (0, 0, 0), 0.0, 0.0)
+    >>> cup.n_looked_seen = 20
     >>> config = TrackerConfig()
     >>> looks = 0
     >>> while math.exp(-cup.absence_s / config.tau_s) >= config.lost_below:
-    ...     cup.absence_s += absence_credit(cup, 0.9, config)
+    ...     cup.absence_s += absence_credit(cup, 0.92, config)
     ...     looks += 1
-    >>> looks     # a reliably detected object is lost after five looks that missed it
+    >>> looks     # a reliably detected object (p = 0.92) is lost at the fifth look
     5
     """
     if p <= 0.0:
         return 0.0
-    r = min(math.exp(-obj.absence_s / config.tau_s), config.existence_max)
+    r = min(math.exp(-obj.absence_s / config.tau_s), existence_cap(obj, config))
     return config.tau_s * math.log((1.0 - r * p) / (1.0 - p))
+
+
+def existence_cap(obj: ObjectState, config: TrackerConfig) -> float:
+    """The existence a sighting restores: its log-odds grow by ``evidence_per_sighting`` with
+    each sighting in a scan with a camera, up to ``existence_max`` — a thing seen three times
+    is not as certain as one seen three hundred times. (Read as 1 until the first miss.)
+
+    >>> from locimem.tracker.state import ObjectState
+    >>> cup = ObjectState(1, "cup", (0, 0, 0), (0.1, 0.1, 0.1), (0, 0, 0), 0.0, 0.0)
+    >>> config = TrackerConfig()
+    >>> [round(existence_cap(cup, config), 4) for cup.n_looked_seen in (1, 2, 3, 4, 50)]
+    [0.9241, 0.9933, 0.9994, 0.9999, 0.9999]
+    """
+    cap = math.log(config.existence_max / (1.0 - config.existence_max))
+    logit = min(cap, config.evidence_per_sighting * max(obj.n_looked_seen, 1))
+    return 1.0 / (1.0 + math.exp(-logit))
 
 
 # -- position ----------------------------------------------------------------------------------

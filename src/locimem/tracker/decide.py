@@ -381,7 +381,8 @@ def _sighting(out: RecordWriter, config: TrackerConfig, obj: ObjectState,
     oid = obj.id
     need = min(config.promote_after, config.promote_after_camera) if camera \
         else config.promote_after
-    if not after.promoted and after.n_detections >= need:
+    if (not after.promoted and after.n_detections >= need
+            and sum(after.label_mass.values()) >= config.promote_min_mass):
         # it settles where the averaged sightings put it, not where the first one did
         out.event(EventKind.PROMOTED, oid, after.label,
                   {"n_detections": after.n_detections, "to": list(after.center),

@@ -40,8 +40,10 @@ Edges (``source -[TYPE]-> target``), at most one of a type between two nodes:
   it (the memory's derived ``contains``, with the ``IN`` edge's confidence and since).
 - ``CONNECTS_TO`` between linked rooms, no properties; symmetric, stored once (alphabetical).
 
-Which objects: confirmed, doubted and lost ones (lost ones keep their last place; they take part
-in no relation), tentative ones on request, forgotten ones never.
+Which objects: confirmed, doubted and lost ones (a lost object keeps its node and last place,
+but takes part in no relationship, a room's ``CONTAINS`` included: the memory does not believe
+it is there, and :meth:`~locimem.query.reader.MemoryReader.room_contents` leaves it out too),
+tentative ones on request, forgotten ones never.
 """
 
 from __future__ import annotations
@@ -165,7 +167,9 @@ def scene_graph(memory: MemoryReader, *, include_tentative: bool = False) -> Sce
 
     edges: list[GraphEdge] = []
     room_shapes = {r.name: Room(r.name, r.polygon, r.z_range) for r in rooms}
-    for obj in objects:  # a room contains what lies mostly in it
+    for obj in objects:  # a room contains what lies mostly in it (and is believed there)
+        if obj.status is ObjectStatus.LOST:
+            continue
         name = memory.room_of(obj.id)
         if name is not None:
             share = room_shapes[name].footprint_fraction(obj.center, obj.size)

@@ -22,10 +22,12 @@ The script, in order (one statement a line, each ending in ``;``):
 4. ``MERGE`` of every relationship between its two nodes, then ``SET`` of its properties.
 
 So running a script twice changes nothing the second time, and running the script of a later
-export brings the graph up to date with the memory. Nodes and relationships of other scopes,
-and any the user added that are not between this scope's nodes, are left alone. The
-statements are not one transaction (Neo4j does not mix schema and data changes in one); a run
-that stops half-way is completed by running the script again.
+export brings the graph up to date with the memory. Nodes of other scopes, and relationships
+of other types than these seven, are left alone (but for those of a deleted node). For Neo4j the
+statements run one by one (Neo4j does not mix schema and data changes in one transaction, and
+``cypher-shell``'s ``:begin`` is no Cypher): a run that stops half-way is completed by running
+the script again. For Kuzu everything after the schema is one transaction (``BEGIN
+TRANSACTION`` ... ``COMMIT``), applied whole or not at all.
 
 Strings are data, never Cypher: every string is written as a single-quoted literal in which
 ``\\`` becomes ``\\\\`` and ``'`` becomes ``\\'``; control characters, line and paragraph
@@ -156,6 +158,8 @@ def _statements(graph: SceneGraph, dialect: str) -> list[str]:
            f"{len(graph.nodes) - n_objects} rooms, {len(graph.edges)} relationships; memory "
            f"time {now}. Dialect: {dialect}. Idempotent: running it again changes nothing."]
     out += _schema(dialect)
+    if dialect == "kuzu":  # the data in one transaction: applied whole or not at all
+        out.append("BEGIN TRANSACTION;")
 
     out.append("// what left the memory, and relations that no longer hold")
     for kind in NODE_KINDS:
@@ -187,6 +191,8 @@ def _statements(graph: SceneGraph, dialect: str) -> list[str]:
                 f"r.{name} = {_value(edge.properties.get(name), kind, dialect)}"
                 for name, kind in props.items())
         out.append(f"{head};")
+    if dialect == "kuzu":
+        out.append("COMMIT;")
     return out
 
 

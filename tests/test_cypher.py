@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("kuzu")
 pytest.importorskip("networkx")
@@ -339,6 +342,24 @@ def test_a_cypher_string_reads_back_as_its_text_in_kuzu(tmp_path) -> None:
     for text in texts:
         (value,) = run(conn, f"RETURN {cypher_string(text)} AS s")[0]
         assert value == text.replace("\t", "\ufffd")
+
+
+@pytest.fixture(scope="module")
+def kuzu_in_memory() -> Any:
+    return kuzu.Connection(kuzu.Database(":memory:"))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=st.text(max_size=40))
+def test_any_text_reads_back_from_its_literal(kuzu_in_memory, text) -> None:
+    """Whatever the text, its literal is one Cypher string that reads back as the text (unsafe
+    characters as U+FFFD), and the statement goes on after it: nothing leaks out."""
+    conn = kuzu_in_memory
+    literal = cypher_string(text)
+    assert "\n" not in literal and "\r" not in literal
+    expected = "".join("\ufffd" if unicodedata.category(c) in ("Cc", "Cs", "Zl", "Zp") else c
+                       for c in text)
+    assert run(conn, f"RETURN {literal} AS s, 'after' AS t") == [[expected, "after"]]
 
 
 def test_an_injected_label_changes_nothing_but_its_own_node(house, tmp_path) -> None:

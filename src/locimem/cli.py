@@ -32,6 +32,7 @@ EPILOG = """examples:
   locimem bench interchange          export/import time and size, 10k objects, 1M observations
   locimem mcp home.loci              serve the memory to a language model over MCP (stdio)
   locimem export home.loci home-map/  a readable, checksummed directory (home.usda: USD)
+  locimem export home.loci scene.cypher  the scene graph for Neo4j: cypher-shell < scene.cypher
   locimem import home-map/ copy.loci  back into a store, bit for bit (--prior: as a prior map)
   locimem deltas robot.loci          where live evidence disagrees with the prior map
   locimem consolidate robot.loci     apply confirmed deltas to the prior map
@@ -382,12 +383,33 @@ def cmd_export(args: argparse.Namespace) -> int:
             r = export_usd(mem, args.target, include_tentative=args.include_tentative)
         print(f"wrote {r.path}: {r.n_rooms} rooms, {r.n_objects} objects (USD, Z up, metres)")
         return 0
+    if args.target.lower().endswith((".cypher", ".graphml")):
+        return _export_graph(args, scope)
     from locimem.interchange.export import export_memory
 
     r = export_memory(args.store, args.target, scope=scope, scene=args.scene,
                       progress=_progress(args))
     print(f"wrote {r.directory}: {r.files} files, {r.bytes:,} bytes ({_row_counts(r.counts)}) in "
           f"{r.seconds:.1f} s; manifest.json lists each file's SHA-256")
+    return 0
+
+
+def _export_graph(args: argparse.Namespace, scope: str) -> int:
+    """The scene graph as a Cypher script (.cypher) or GraphML (.graphml)."""
+    with ObjectMemory.open(args.store, scope=scope, read_only=True) as mem:
+        if args.target.lower().endswith(".cypher"):
+            from locimem.interchange.cypher import export_cypher
+
+            c = export_cypher(mem, args.target, dialect=args.dialect,
+                              include_tentative=args.include_tentative)
+            print(f"wrote {c.path}: {c.n_rooms} rooms, {c.n_objects} objects, "
+                  f"{c.n_relationships} relationships in {c.n_statements} statements "
+                  f"(Cypher, {c.dialect}; idempotent)")
+            return 0
+        from locimem.interchange.graph import export_graphml
+
+        g = export_graphml(mem, args.target, include_tentative=args.include_tentative)
+    print(f"wrote {g.path}: {g.n_nodes} nodes, {g.n_edges} edges (GraphML)")
     return 0
 
 
@@ -590,13 +612,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("export", help="write a scope as a directory a person can read and "
                        "diff (manifest with SHA-256 per file, memory.json, logs as JSON lines, "
-                       "embeddings as .npy), or as USD when TARGET ends in .usda/.usdc/.usd")
+                       "embeddings as .npy), or as USD when TARGET ends in .usda/.usdc/.usd, "
+                       "or the scene graph as an idempotent Cypher script (.cypher) or GraphML "
+                       "(.graphml)")
     p.add_argument("store", metavar="STORE", help="path of a locimem store file")
-    p.add_argument("target", metavar="TARGET", help="a new directory, or a .usda/.usdc/.usd file")
+    p.add_argument("target", metavar="TARGET", help="a new directory, or a .usda/.usdc/.usd, "
+                   ".cypher or .graphml file")
     p.add_argument("--scope", help="the scope to export (default: 'default')")
     p.add_argument("--scene", help="a scene name for the manifest (default: the scope)")
     p.add_argument("--include-tentative", action="store_true",
-                   help="USD: also export objects not yet confirmed")
+                   help="USD, Cypher, GraphML: also export objects not yet confirmed")
+    p.add_argument("--dialect", choices=("neo4j", "kuzu"), default="neo4j",
+                   help="Cypher: neo4j (cypher-shell < FILE.cypher; default) or kuzu (adds "
+                   "Kuzu's tables, structs for points)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_export)
 

@@ -45,8 +45,9 @@ class TrackerConfig:
 
     Promotion: at the ``promote_after``-th detection, once the detections' summed confidence
     reaches ``promote_min_mass`` (a few weak detections at one place are not yet a thing); a
-    detection in a scan that came with a camera promotes at ``promote_after_camera`` (with see-through evidence a wrong publication
-    is withdrawn after two looks, so less corroboration is needed up front).
+    detection in a scan that came with a camera promotes at ``promote_after_camera`` (with
+    see-through evidence a wrong publication is withdrawn after a few looks, so less
+    corroboration is needed up front).
 
     Detections at or above ``new_object_min_confidence`` are matched first; the others
     (ByteTrack's second pass) only to live objects left unmatched, and never create one.
@@ -78,9 +79,9 @@ class TrackerConfig:
     depth_noise_per_m * range`` (``see_through_m``: how far beyond its middle a surface must
     be for the place to read empty). A sighting restores existence — read as 1 until the next
     miss — to log-odds of ``evidence_per_sighting`` per sighting so far, up to
-    ``existence_max``. Published (``confirmed``) when promoted and confidence >= ``publish_min``; ``lost``
-    once ``exp(-A / tau_s)`` falls below ``lost_below`` (out-of-view time alone never loses
-    an object). Every object that is not lost is matchable, and a lost one stays re-acquirable
+    ``existence_max``. Published (``confirmed``) when promoted and confidence >=
+    ``publish_min``; ``lost`` once ``exp(-A / tau_s)`` falls below ``lost_below``
+    (out-of-view time alone never loses an object). Every object that is not lost is matchable, and a lost one stays re-acquirable
     for the window. A tentative object that would be lost is ``EXPIRED`` instead.
 
     Duplicates: two live identities with the same voted label whose boxes overlap by at least

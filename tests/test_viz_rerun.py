@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import subprocess
 import sys
 from collections import defaultdict
@@ -225,3 +226,22 @@ def test_the_command(tmp_path: Path, house_rrd: tuple[Path, Any]) -> None:
                           capture_output=True, text=True, check=False)
     assert (proc.returncode, proc.stderr) == (2, "error: Rerun recording path must end in "
                                                  f".rrd, got '{tmp_path / 'x.mcap'}'\n")
+
+
+def test_the_readme_live_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    (block,) = re.findall(r"```py\n(.*?)```", readme, flags=re.S)
+    monkeypatch.chdir(tmp_path)
+    try:
+        exec(compile(block, "README.md", "exec"), {})
+        rr.disconnect()  # the global recording's file sink: flushed and closed
+    finally:
+        rr.set_global_data_recording(None)
+    entry, rows = read_rrd(tmp_path / "live.rrd", wall_clock=True)
+    assert entry.application_id == "locimem"
+    assert [(r["t"], r["Boxes3D:labels"][0], r["status"][0])
+            for r in rows["/world/objects/1"]] == [(0.0, "cup #1", "tentative"),
+                                                   (10.0, "cup #1", "confirmed")]
+    assert [text for _, _, text in _texts(rows["/events"])] == [
+        "APPEARED #1 cup at (0.40, 0.10, 0.90)", "STATUS #1 cup: tentative -> confirmed",
+        "PROMOTED #1 cup"]

@@ -63,20 +63,20 @@ def test_map_data_tracks_each_object_and_room_where_it_changed(house: Path) -> N
         (3, "confirmed", 0.67), (4, "tentative", 0.48), (5, "lost", 0.1), (6, "lost", 0.07)]
     assert phone[5][1]["color"] == "#969696"
     cup = data["objects"][str(ID["cup"])]
-    assert [(k, (s["x"], s["y"], s["z"])) for k, s in cup] == [  # seen at every frame
-        (0, (1.2, 1.4, 0.8)), (1, (1.2, 1.4, 0.8))] + [(k, CUP_ON_COUNTER) for k in range(2, 7)]
-    assert [k for k, _ in data["objects"][str(ID["table"])]] == list(range(7))
-    assert cup[2][1] | {"votes": None} == {
+    assert [(k, (s["x"], s["y"], s["z"])) for k, s in cup] == [
+        (0, (1.2, 1.4, 0.8)), (1, (1.2, 1.4, 0.8)), (2, CUP_ON_COUNTER)]
+    assert [k for k, _ in data["objects"][str(ID["table"])]] == [0, 1]  # then unchanged
+    assert cup[2][1] == {
         "label": "cup", "level": "item", "status": "confirmed", "confidence": 1.0,
         "x": 1.2, "y": 2.2, "z": 0.95, "sx": 0.08, "sy": 0.08, "sz": 0.1, "yaw": 0.0,
-        "room": "kitchen", "first_seen": 0.0, "last_seen": 10.0, "n": 11, "votes": None,
-        "color": "#36d936", "source": "tracker"}
-    assert cup[2][1]["votes"] == [["cup", 9.9]]
+        "room": "kitchen", "first_seen": 0.0, "last_seen": None, "votes": [["cup", 100]],
+        "color": "#36d936", "source": "tracker"}  # last_seen None: seen at the frame's time
+    assert [s["last_seen"] for _, s in phone] == [None, None, 9.0, 9.0, 9.0, 9.0, 9.0]
     table = data["objects"][str(ID["table"])]
     assert table[-1][1]["level"] == "furniture"
     keys = data["objects"][str(KEYS_ID)]
     assert [(k, s["label"], s["status"], s["room"]) for k, s in keys] == [
-        (3, "keys", "tentative", "hall")] + [(k, "keys", "confirmed", "hall") for k in (4, 5, 6)]
+        (3, "keys", "tentative", "hall"), (4, "keys", "confirmed", "hall")]
     assert data["moves"] == [[2, ID["cup"], [1.2, 1.4, 0.8], list(CUP_ON_COUNTER)]]
     assert sorted(data["rooms"]) == sorted(ROOMS)
     assert data["rooms"]["hall"] == [[0, {"polygon": [[4, 0], [6, 0], [6, 4], [4, 4]],
@@ -256,13 +256,13 @@ def test_browser_draws_the_memory_now(house_map: Path, tmp_path: Path, browser: 
     assert dom.labels()[KEYS_ID] == "keys"
     assert objects[KEYS_ID]["attrs"]["data-room"] == "hall"
     cup = objects[ID["cup"]]["attrs"]
-    assert (cup["data-x"], cup["data-y"], cup["data-z"]) == ("1.200", "2.200", "0.950")
+    assert (cup["data-x"], cup["data-y"], cup["data-z"]) == ("1.20", "2.20", "0.95")
     title = next(e["text"] for e in dom.elements
                  if e["tag"] == "title" and e["parent"] is objects[ID["cup"]])
     assert title.splitlines() == [
         "cup #2 (item)", "confirmed, confidence 1.00", "room: kitchen",
         "at (1.20, 2.20, 0.95) m, size 0.08 x 0.08 x 0.10 m",
-        "first seen t=0.0 s, last seen t=50.0 s, 51 detections", "votes: cup 45.90",
+        "first seen t=0.0 s, last seen t=50.0 s", "label votes: cup 100%",
         "source: tracker"]
     moves = [e["attrs"] for e in dom.by_class("move")]
     assert [(m["data-id"], m["data-frame"], m["class"]) for m in moves] == [
@@ -281,7 +281,7 @@ def test_browser_time_slider_shows_the_past(house_map: Path, tmp_path: Path, bro
     objects = before_move.objects()
     assert sorted(objects) == list(range(1, KEYS_ID))  # no keys yet
     cup = objects[ID["cup"]]["attrs"]
-    assert (cup["data-x"], cup["data-y"], cup["data-status"]) == ("1.200", "1.400",
+    assert (cup["data-x"], cup["data-y"], cup["data-status"]) == ("1.20", "1.40",
                                                                    "confirmed")
     assert objects[ID["phone"]]["attrs"]["data-status"] == "confirmed"
     assert before_move.by_class("move") == []
@@ -292,7 +292,7 @@ def test_browser_time_slider_shows_the_past(house_map: Path, tmp_path: Path, bro
     objects = moved.objects()
     assert KEYS_ID not in objects
     cup = objects[ID["cup"]]["attrs"]
-    assert (cup["data-x"], cup["data-y"]) == ("1.200", "2.200")
+    assert (cup["data-x"], cup["data-y"]) == ("1.20", "2.20")
     assert objects[ID["phone"]]["attrs"]["data-confidence"] == "0.94"
     move = moved.by_class("move")[0]["attrs"]
     assert move["class"] == "move current" and move["data-id"] == str(ID["cup"])
@@ -357,8 +357,8 @@ def test_browser_map_of_a_simulated_day(tmp_path: Path, browser: str) -> None:
         attrs = objects[oid]["attrs"]
         assert (attrs["data-label"], attrs["data-status"]) == (obj.label, obj.status.value)
         assert attrs["data-confidence"] == f"{obj.confidence:.2f}"
-        assert (attrs["data-x"], attrs["data-y"]) == (f"{obj.center[0]:.3f}",
-                                                      f"{obj.center[1]:.3f}")
+        assert (attrs["data-x"], attrs["data-y"]) == (f"{round(obj.center[0], 2):.2f}",
+                                                      f"{round(obj.center[1], 2):.2f}")
     assert all(objects[oid]["attrs"]["data-status"] == "lost" for oid in lost)
     assert {int(e["attrs"]["data-id"]) for e in dom.by_class("move")} == \
         {e.object_id for e in moved}
@@ -369,12 +369,13 @@ def test_browser_map_of_a_simulated_day(tmp_path: Path, browser: str) -> None:
     before = _dump(tmp_path, page, f"#t={moved[0].t - 0.001}")  # the frame before the move
     assert before.body()["data-frame"] == str(k - 1)
     attrs = before.objects()[moved[0].object_id]["attrs"]
-    assert (attrs["data-x"], attrs["data-y"]) == (f"{moved_from[0]:.3f}",
-                                                  f"{moved_from[1]:.3f}")
+    assert (attrs["data-x"], attrs["data-y"]) == (f"{round(moved_from[0], 2):.2f}",
+                                                  f"{round(moved_from[1], 2):.2f}")
     assert before.by_class("move") == []
     after = _dump(tmp_path, page, f"#frame={k}")
     attrs = after.objects()[moved[0].object_id]["attrs"]
-    assert (attrs["data-x"], attrs["data-y"]) == (f"{moved_to[0]:.3f}", f"{moved_to[1]:.3f}")
+    assert (attrs["data-x"], attrs["data-y"]) == (f"{round(moved_to[0], 2):.2f}",
+                                                  f"{round(moved_to[1], 2):.2f}")
     assert math.dist(moved_from[:2], moved_to[:2]) > 0.2
     assert [e["attrs"]["class"] for e in after.by_class("move")] == ["move current"]
     _screenshot(tmp_path, page, "map-kitchen-day.png")

@@ -41,16 +41,17 @@ SCRIPT = r"""
     for (var i = 0; i < track.length && track[i][0] <= k; i++) { s = track[i][1]; }
     return s;
   }
-  function details(id, o) {
-    var votes = o.votes.map(function (v) { return v[0] + " " + f2(v[1]); }).join(", ");
+  function details(id, o, t) {
+    var votes = o.votes.map(function (v) { return v[0] + " " + v[1] + "%"; }).join(", ");
+    var seen = o.last_seen === null ? t : o.last_seen;
     return [o.label + " #" + id + " (" + o.level + ")",
             o.status + ", confidence " + f2(o.confidence),
             "room: " + (o.room === null ? "none" : o.room),
             "at (" + f2(o.x) + ", " + f2(o.y) + ", " + f2(o.z) + ") m, size " +
               f2(o.sx) + " x " + f2(o.sy) + " x " + f2(o.sz) + " m",
             "first seen t=" + o.first_seen.toFixed(1) + " s, last seen t=" +
-              o.last_seen.toFixed(1) + " s, " + o.n + " detections",
-            "votes: " + votes, "source: " + o.source].join("\n");
+              seen.toFixed(1) + " s", "label votes: " + votes,
+            "source: " + o.source].join("\n");
   }
   function drawRoom(name, r, parent) {
     var g = el("g", {"class": "room", "data-name": name}, parent);
@@ -63,12 +64,12 @@ SCRIPT = r"""
     el("title", {}, g).textContent = "room " + name + (r.connected.length ?
       "\nlinked to: " + r.connected.join(", ") : "");
   }
-  function drawObject(id, o, parent, labels) {
+  function drawObject(id, o, t, parent, labels) {
     var cls = "obj " + o.level + " status-" + o.status;
     var g = el("g", {"class": cls, id: "obj-" + id, "data-id": id, "data-label": o.label,
                      "data-level": o.level, "data-status": o.status,
-                     "data-confidence": f2(o.confidence), "data-x": o.x.toFixed(3),
-                     "data-y": o.y.toFixed(3), "data-z": o.z.toFixed(3),
+                     "data-confidence": f2(o.confidence), "data-x": f2(o.x),
+                     "data-y": f2(o.y), "data-z": f2(o.z),
                      "data-room": o.room === null ? "" : o.room}, parent);
     var cx = sx(o.x), cy = sy(o.y), name = o.label + (o.status === "lost" ? " (lost)" : "");
     var opacity = o.status === "lost" ? 0.35 : 0.35 + 0.6 * o.confidence;
@@ -87,7 +88,7 @@ SCRIPT = r"""
                     "fill-opacity": opacity.toFixed(2)}, g);
       text(labels, cx + rad + 3, cy + 4, name, "label item-label").setAttribute("data-id", id);
     }
-    el("title", {}, g).textContent = details(id, o);
+    el("title", {}, g).textContent = details(id, o, t);
   }
   function render(k) {
     while (layers.firstChild) { layers.removeChild(layers.firstChild); }
@@ -117,7 +118,8 @@ SCRIPT = r"""
     var labelLayer = el("g", {id: "labels"}, layers);
     var present = {};
     states.forEach(function (s) { present[s[0]] = true;
-                                  drawObject(s[0], s[1], objLayer, labelLayer); });
+                                  drawObject(s[0], s[1], frames[k].t, objLayer,
+                                             labelLayer); });
     var latest = {};
     data.moves.forEach(function (m) { if (m[0] <= k) { latest[m[1]] = m; } });
     Object.keys(latest).forEach(function (id) {

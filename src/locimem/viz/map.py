@@ -4,10 +4,11 @@ needs no network access), seen from above, with a time slider over the memory's 
 Rooms are drawn as floor outlines, furniture as footprints (rotated by the object's yaw),
 items as dots, each with its label; colour is the belief (green confident, through yellow, to
 red; pale while tentative, orange when doubted, grey and dashed when lost), and hovering shows
-the details (id, status, confidence, room, place, first and last sighting, detections, label
-votes). The slider steps through the frames of :func:`~locimem.viz.story.iter_story` — the
-memory as of each time something happened — so objects appear, move (an arrow from the old
-place to the new) and get lost; the caption lists that time's events.
+the details (id, status, confidence, room, place and size to the centimetre, first and last
+sighting, label votes as shares). The slider steps through the frames of
+:func:`~locimem.viz.story.iter_story` — the memory as of each time something happened — so
+objects appear, move (an arrow from the old place to the new) and get lost; the caption lists
+that time's events.
 
 The page reads its starting frame from the URL fragment: ``map.html#frame=3`` (0-based) or
 ``map.html#t=12.5`` (the last frame at or before 12.5 s); without one it opens at the last
@@ -71,17 +72,24 @@ def _r(v: float, nd: int = 3) -> float:
     return round(float(v), nd)
 
 
-def _object_entry(obj: TrackedObject, room: str | None) -> dict[str, Any]:
-    votes = list(obj.label_votes.items())[:MAX_VOTES_SHOWN]
+def _object_entry(obj: TrackedObject, room: str | None, t: float) -> dict[str, Any]:
+    """What the page draws and shows on hover, at the precision the picture needs (places
+    and sizes to the centimetre), so that an object seen scan after scan at the same place
+    does not change from frame to frame: ``last_seen`` is null when it was seen at the
+    frame's own time, and the label votes are shares (whole percent) of the label mass."""
+    total = sum(obj.label_votes.values()) or 1.0
+    votes = [[k, round(100.0 * v / total)] for k, v in
+             list(obj.label_votes.items())[:MAX_VOTES_SHOWN]]
+    c, s = obj.center, obj.size
     return {
         "label": obj.label, "level": obj.level, "status": obj.status.value,
-        "confidence": _r(obj.confidence, 2),
-        "x": _r(obj.center[0]), "y": _r(obj.center[1]), "z": _r(obj.center[2]),
-        "sx": _r(obj.size[0]), "sy": _r(obj.size[1]), "sz": _r(obj.size[2]),
-        "yaw": _r(yaw_of(obj.orientation), 4), "room": room,
-        "first_seen": _r(obj.first_seen, 3), "last_seen": _r(obj.last_seen, 3),
-        "n": obj.n_detections, "votes": [[k, _r(v, 2)] for k, v in votes],
-        "color": hex_rgb(status_rgb(obj.status, obj.confidence)),
+        "confidence": round(obj.confidence, 2),
+        "x": round(c[0], 2), "y": round(c[1], 2), "z": round(c[2], 2),
+        "sx": round(s[0], 2), "sy": round(s[1], 2), "sz": round(s[2], 2),
+        "yaw": round(yaw_of(obj.orientation), 2), "room": room,
+        "first_seen": round(obj.first_seen, 3),
+        "last_seen": None if obj.last_seen == t else round(obj.last_seen, 3),
+        "votes": votes, "color": hex_rgb(status_rgb(obj.status, obj.confidence)),
         "source": obj.source,
     }
 
@@ -113,7 +121,8 @@ def map_data(memory: MemoryReader) -> dict[str, Any]:
     ys: list[float] = []
     for k, frame in enumerate(iter_story(memory)):
         frames.append(_frame_entry(frame))
-        _track(objects, last_obj, k, {str(o.id): _object_entry(o, frame.room_of.get(o.id))
+        _track(objects, last_obj, k, {str(o.id): _object_entry(o, frame.room_of.get(o.id),
+                                                               frame.t)
                                       for o in frame.objects})
         _track(rooms, last_room, k, {r.name: _room_entry(r) for r in frame.rooms})
         for o in frame.objects:

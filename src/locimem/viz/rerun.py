@@ -195,10 +195,10 @@ def write_rerun(memory: MemoryReader, path: str | os.PathLike[str], *,
     """Write ``memory``'s story (an :class:`ObjectMemory` or an ``as_of`` view) to the Rerun
     file ``path`` (``.rrd``; replaced if it exists, written whole or not at all).
 
-    ``recording_id`` defaults to one derived from the scope, so files of the same scope open
-    as the same recording. Raises :class:`RerunUnavailable` without ``rerun-sdk``,
-    :class:`InvalidInput` for a bad path and :class:`NotFound` for a scope with nothing
-    recorded.
+    ``recording_id`` defaults to one derived from the store's path and the scope, so files
+    written again from the same memory open as the same recording. Raises
+    :class:`RerunUnavailable` without ``rerun-sdk``, :class:`InvalidInput` for a bad path and
+    :class:`NotFound` for a scope with nothing recorded.
     """
     if not isinstance(memory, MemoryReader):
         raise InvalidInput(f"memory must be an ObjectMemory (a MemoryReader), got "
@@ -208,7 +208,8 @@ def write_rerun(memory: MemoryReader, path: str | os.PathLike[str], *,
         raise InvalidInput(f"recording_id must be a non-empty string, got {recording_id!r}")
     rr = _import_rerun()
     check_scope_has_story(memory)
-    rid = recording_id or str(uuid.uuid5(uuid.NAMESPACE_URL, f"locimem:{memory.scope}"))
+    rid = recording_id or str(uuid.uuid5(uuid.NAMESPACE_URL,
+                                         f"locimem:{memory.store.path}:{memory.scope}"))
     rec = rr.RecordingStream(APPLICATION_ID, recording_id=rid, send_properties=False)
     rec.set_log_time_enabled(False)
     rec.set_log_tick_enabled(False)

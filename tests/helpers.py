@@ -102,3 +102,30 @@ def file_tree(directory: Path) -> dict[str, bytes]:
     byte-identical exactly when these are equal."""
     return {p.relative_to(directory).as_posix(): p.read_bytes()
             for p in sorted(directory.rglob("*")) if p.is_file()}
+
+
+# A day in the furnished house for the pictures (map, Rerun): every HOUSE object seen once a
+# second from t=0 to t=50 (no camera: the time-only belief), except that the cup is carried
+# from the kitchen table to the counter at t=10 (MOVED), the phone is taken away after t=9
+# (tentative from t=20, LOST at t=44) and keys are dropped in the hall at t=15.
+CUP_ON_COUNTER = (1.2, 2.2, 0.95)
+KEYS = ("keys", (5.0, 2.0, 0.02), (0.1, 0.05, 0.03))
+
+
+def house_day(mem: ObjectMemory, until: int = 50) -> None:
+    """Play the house day (see above) into ``mem``: rooms first, then one scan a second."""
+    for name, polygon in ROOMS.items():
+        mem.define_room(name, polygon)
+    mem.connect_rooms("kitchen", "hall")
+    mem.connect_rooms("hall", "bedroom")
+    for t in range(until + 1):
+        dets = []
+        for name, (label, center, size) in HOUSE.items():
+            if name == "phone" and t >= 10:
+                continue
+            if name == "cup" and t >= 10:
+                center = CUP_ON_COUNTER
+            dets.append(Detection(label, 0.9, center, size))
+        if t >= 15:
+            dets.append(Detection(KEYS[0], 0.9, KEYS[1], KEYS[2]))
+        mem.observe(float(t), dets)

@@ -39,6 +39,8 @@ EPILOG = """examples:
   locimem validate home.loci         check every consistency rule (a store or a directory)
   locimem snapshot home.loci         a compressed, checksummed copy, taken online
   locimem restore home-2026....loci-snapshot restored.loci
+  locimem map home.loci -o map.html  a browser map with a time slider (one self-contained file)
+  locimem rerun home.loci -o memory.rrd   the story on a time line for Rerun (rerun extra)
 """
 
 
@@ -497,6 +499,26 @@ def cmd_consolidate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_map(args: argparse.Namespace) -> int:
+    from locimem.viz.map import write_map
+
+    with ObjectMemory.open(args.store, scope=args.scope or "default", read_only=True) as mem:
+        r = write_map(mem, args.out, title=args.title)
+    print(f"wrote {r.path}: {r.n_frames} frames, {r.n_rooms} rooms, {r.n_objects} objects "
+          f"({r.n_bytes:,} bytes, self-contained); open it in a browser")
+    return 0
+
+
+def cmd_rerun(args: argparse.Namespace) -> int:
+    from locimem.viz.rerun import write_rerun
+
+    with ObjectMemory.open(args.store, scope=args.scope or "default", read_only=True) as mem:
+        r = write_rerun(mem, args.out)
+    print(f"wrote {r.path}: {r.n_frames} frames on the scan_time timeline, {r.n_objects} "
+          f"objects, {r.n_rooms} rooms ({r.n_bytes:,} bytes); view it with: rerun {r.path}")
+    return 0
+
+
 def _row_counts(counts: dict[str, int]) -> str:
     return ", ".join(f"{counts.get(k, 0):,} {k}"
                      for k in ("commits", "observations", "events", "objects"))
@@ -677,6 +699,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--actor", default="operator", help="who is consolidating (for the audit)")
     p.add_argument("--reason", help="why (for the audit)")
     p.set_defaults(func=cmd_consolidate)
+
+    text = ("write a browser map of a scope: one self-contained HTML file (no network "
+            "needed) with rooms, furniture and items seen from above, their labels, status "
+            "and confidence, hover details, and a time slider over the event log")
+    p = sub.add_parser("map", help=text, description=text)
+    p.add_argument("store", metavar="STORE", help="path of a locimem store file")
+    p.add_argument("-o", "--out", required=True, metavar="FILE.html",
+                   help="the HTML file to write (replaced if it exists); open "
+                        "FILE.html#t=SECONDS to start at a time")
+    p.add_argument("--scope", help="the scope to draw (default: 'default')")
+    p.add_argument("--title", help="the page title (default: 'locimem map: SCOPE')")
+    p.set_defaults(func=cmd_map)
+
+    text = ("write a scope's story as a Rerun recording (.rrd): boxes with labels and "
+            "confidence colours, status changes, moves as arrows, rooms as floor outlines, "
+            "on the scan_time timeline (needs the rerun extra)")
+    p = sub.add_parser("rerun", help=text, description=text)
+    p.add_argument("store", metavar="STORE", help="path of a locimem store file")
+    p.add_argument("-o", "--out", required=True, metavar="FILE.rrd",
+                   help="the .rrd file to write (replaced if it exists); view it with "
+                        "`rerun FILE.rrd`")
+    p.add_argument("--scope", help="the scope to draw (default: 'default')")
+    p.set_defaults(func=cmd_rerun)
 
     p = sub.add_parser("bench", help="benchmarks: ingest (default: 1k and 10k objects, 30 "
                        "detections a scan, beside the raw SQLite append floor, and open time) "

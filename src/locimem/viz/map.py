@@ -1,0 +1,254 @@
+"""A browser map of a memory: one self-contained HTML file (inline SVG, script and data; it
+needs no network access), seen from above, with a time slider over the memory's story.
+
+Rooms are drawn as floor outlines, furniture as footprints (rotated by the object's yaw),
+items as dots, each with its label; colour is the belief (green confident, through yellow, to
+red; pale while tentative, orange when doubted, grey and dashed when lost), and hovering shows
+the details (id, status, confidence, room, place and size to the centimetre, first and last
+sighting, label votes as shares). The slider steps through the frames of
+:func:`~locimem.viz.story.iter_story` — the memory as of each time something happened — so
+objects appear, move (an arrow from the old place to the new) and get lost; the caption lists
+that time's events.
+
+The page reads its starting frame from the URL fragment: ``map.html#frame=3`` (0-based) or
+``map.html#t=12.5`` (the last frame at or before 12.5 s); without one it opens at the last
+frame, the memory as it is now.
+
+Labels and room names are untrusted (they come from perception): the data travels as JSON
+inside a ``<script type="application/json">`` element with ``<``, ``>``, ``&`` and the
+JavaScript line separators escaped, and the script puts text into the page only through
+``textContent`` and attributes, never as markup.
+
+Every drawn element carries data attributes (``data-id``, ``data-label``, ``data-status``,
+``data-confidence``, ``data-x``, ``data-y``, ``data-room``; rooms ``data-name``), so a test
+(or a user's script) can read the picture back from the DOM.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from locimem.errors import InvalidInput
+from locimem.model import ObjectStatus, TrackedObject
+from locimem.query.hedge import sanitize
+from locimem.query.reader import MemoryReader, RoomInfo
+from locimem.viz._map_page import PAGE, SCRIPT
+from locimem.viz.story import (
+    StoryFrame,
+    check_scope_has_story,
+    event_text,
+    iter_story,
+    move_of,
+    status_rgb,
+    yaw_of,
+)
+
+__all__ = ["MapReport", "map_data", "render_map_html", "write_map"]
+
+MAP_SUFFIXES = (".html", ".htm")
+MAX_VOTES_SHOWN = 3
+
+
+class MapReport:
+    """What :func:`write_map` wrote: the file, its size in bytes, and the number of frames,
+    rooms and objects (every object that appears in some frame)."""
+
+    __slots__ = ("n_bytes", "n_frames", "n_objects", "n_rooms", "path")
+
+    def __init__(self, path: Path, n_bytes: int, n_frames: int, n_rooms: int,
+                 n_objects: int) -> None:
+        self.path, self.n_bytes = path, n_bytes
+        self.n_frames, self.n_rooms, self.n_objects = n_frames, n_rooms, n_objects
+
+
+def _r(v: float, nd: int = 3) -> float:
+    return round(float(v), nd)
+
+
+def _object_entry(obj: TrackedObject, room: str | None, t: float) -> dict[str, Any]:
+    """What the page draws and shows on hover, at the precision the picture needs (places
+    and sizes to the centimetre), so that an object seen scan after scan at the same place
+    does not change from frame to frame: ``last_seen`` is null when it was seen at the
+    frame's own time, and the label votes are shares (whole percent) of the label mass."""
+    total = sum(obj.label_votes.values()) or 1.0
+    votes = [[k, round(100.0 * v / total)] for k, v in
+             list(obj.label_votes.items())[:MAX_VOTES_SHOWN]]
+    c, s = obj.center, obj.size
+    return {
+        "label": obj.label, "level": obj.level, "status": obj.status.value,
+        "confidence": round(obj.confidence, 2),
+        "x": round(c[0], 2), "y": round(c[1], 2), "z": round(c[2], 2),
+        "sx": round(s[0], 2), "sy": round(s[1], 2), "sz": round(s[2], 2),
+        "yaw": round(yaw_of(obj.orientation), 2), "room": room,
+        "first_seen": round(obj.first_seen, 3),
+        "last_seen": None if obj.last_seen == t else round(obj.last_seen, 3),
+        "votes": votes, "color": hex_rgb(status_rgb(obj.status, obj.confidence)),
+        "source": obj.source,
+    }
+
+
+def hex_rgb(rgb: tuple[int, int, int]) -> str:
+    """``#rrggbb`` for a 0-255 RGB triple."""
+    return "#" + "".join(f"{c:02x}" for c in rgb)
+
+
+def _room_entry(room: RoomInfo) -> dict[str, Any]:
+    return {"polygon": [[_r(x), _r(y)] for x, y in room.polygon],
+            "z": None if room.z_range is None else [_r(room.z_range[0]), _r(room.z_range[1])],
+            "connected": list(room.connected)}
+
+
+def map_data(memory: MemoryReader) -> dict[str, Any]:
+    """The map's data: ``frames`` (each ``t`` and its events), and per object and per room a
+    track of ``[frame index, state or null]`` entries, one where the state changed (null: not
+    in the memory at that frame: never seen yet, expired or merged away); ``moves`` as
+    ``[frame, id, from, to]`` (map-frame metres); ``bounds`` (x0, y0, x1, y1) of everything
+    drawn. Plain JSON types."""
+    frames: list[dict[str, Any]] = []
+    objects: dict[str, list[list[Any]]] = {}
+    rooms: dict[str, list[list[Any]]] = {}
+    moves: list[list[Any]] = []
+    last_obj: dict[str, Any] = {}
+    last_room: dict[str, Any] = {}
+    xs: list[float] = []
+    ys: list[float] = []
+    for k, frame in enumerate(iter_story(memory)):
+        frames.append(_frame_entry(frame))
+        _track(objects, last_obj, k, {str(o.id): _object_entry(o, frame.room_of.get(o.id),
+                                                               frame.t)
+                                      for o in frame.objects})
+        _track(rooms, last_room, k, {r.name: _room_entry(r) for r in frame.rooms})
+        for o in frame.objects:
+            hx, hy = o.size[0] / 2, o.size[1] / 2
+            xs += [o.center[0] - hx, o.center[0] + hx]
+            ys += [o.center[1] - hy, o.center[1] + hy]
+        for r in frame.rooms:
+            xs += [p[0] for p in r.polygon]
+            ys += [p[1] for p in r.polygon]
+        for ev in frame.events:
+            mv = move_of(ev)
+            if mv is not None:
+                moves.append([k, ev.object_id, [_r(v) for v in mv[0]], [_r(v) for v in mv[1]]])
+                xs += [mv[0][0], mv[1][0]]
+                ys += [mv[0][1], mv[1][1]]
+    bounds = [min(xs), min(ys), max(xs), max(ys)] if xs else [0.0, 0.0, 1.0, 1.0]
+    return {"scope": memory.scope, "frames": frames, "objects": objects, "rooms": rooms,
+            "moves": moves, "bounds": [_r(b) for b in bounds]}
+
+
+def _frame_entry(frame: StoryFrame) -> dict[str, Any]:
+    return {"t": _r(frame.t, 3),
+            "events": [{"kind": e.kind.value, "id": e.object_id, "text": event_text(e)}
+                       for e in frame.events]}
+
+
+def _track(tracks: dict[str, list[list[Any]]], last: dict[str, Any], k: int,
+           now: dict[str, Any]) -> None:
+    """Append ``[k, state]`` to each track whose state changed at frame ``k`` (``None`` for
+    one that is gone)."""
+    for key, state in now.items():
+        if last.get(key) != state:
+            tracks.setdefault(key, []).append([k, state])
+            last[key] = state
+    for key in list(last):
+        if key not in now and last[key] is not None:
+            tracks[key].append([k, None])
+            last[key] = None
+
+
+def json_for_script(data: Any) -> str:
+    """JSON safe to embed in an HTML ``<script>`` element: no ``<``, ``>`` or ``&`` (so no
+    ``</script>`` and no ``<!--``), and no U+2028/U+2029 line separators."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    for raw, esc in (("&", "\\u0026"), ("<", "\\u003c"), (">", "\\u003e"),
+                     ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+        text = text.replace(raw, esc)
+    return text
+
+
+def render_map_html(data: dict[str, Any], title: str | None = None) -> str:
+    """The page for ``data`` (from :func:`map_data`): one HTML string, no external resources.
+
+    Its Content-Security-Policy allows no network access and runs only the page's own script
+    (by its SHA-256), so even a label that got through as markup could not run code."""
+    heading = title if title is not None else f"locimem map: {data['scope']}"
+    digest = base64.b64encode(hashlib.sha256(SCRIPT.encode("utf-8")).digest()).decode("ascii")
+    page = (PAGE.replace("@@TITLE@@", html.escape(sanitize(heading), quote=True))
+                .replace("@@CSP@@", f"sha256-{digest}")
+                .replace("@@LEGEND@@", _legend()))
+    head, tail = page.split("@@DATA@@")  # the data last: nothing in it is ever replaced
+    head_s, tail_s = tail.split("@@SCRIPT@@")
+    return head + json_for_script(data) + head_s + SCRIPT + tail_s
+
+
+def _legend() -> str:
+    def swatch(status: ObjectStatus, confidence: float, name: str, dashed: bool = False) -> str:
+        rgb = hex_rgb(status_rgb(status, confidence))
+        border = ";border-style:dashed" if dashed else ""
+        return f'<span><i style="background:{rgb}{border}"></i>{name}</span>'
+
+    return "".join([
+        swatch(ObjectStatus.CONFIRMED, 1.0, "confident"),
+        swatch(ObjectStatus.CONFIRMED, 0.5, "fading"),
+        swatch(ObjectStatus.TENTATIVE, 1.0, "tentative (pale)", dashed=True),
+        swatch(ObjectStatus.TENTATIVE, 0.2, "almost gone", dashed=True),
+        swatch(ObjectStatus.DOUBTED, 1.0, "doubted"),
+        swatch(ObjectStatus.LOST, 0.0, "lost", dashed=True),
+        "<span>hover an object for details; arrows show moves</span>",
+    ])
+
+
+def write_map(memory: MemoryReader, path: str | os.PathLike[str], *,
+              title: str | None = None) -> MapReport:
+    """Write the map of ``memory`` (an :class:`ObjectMemory` or an ``as_of`` view) to ``path``
+    (``.html``/``.htm``; replaced if it exists, written whole or not at all).
+
+    Raises :class:`InvalidInput` for a bad path and :class:`NotFound` for a scope with
+    nothing recorded.
+    """
+    if not isinstance(memory, MemoryReader):
+        raise InvalidInput(f"memory must be an ObjectMemory (a MemoryReader), got "
+                           f"{type(memory).__name__}")
+    out = check_output_path(path, MAP_SUFFIXES, "map")
+    if title is not None and not isinstance(title, str):
+        raise InvalidInput(f"title must be a string, got {type(title).__name__}")
+    check_scope_has_story(memory)
+    data = map_data(memory)
+    page = render_map_html(data, title).encode("utf-8")
+    write_atomically(out, page)
+    return MapReport(out, len(page), len(data["frames"]), len(data["rooms"]),
+                     len(data["objects"]))
+
+
+def check_output_path(path: Any, suffixes: tuple[str, ...], what: str) -> Path:
+    """A file path with one of ``suffixes`` in an existing directory, not a directory."""
+    if not isinstance(path, (str, os.PathLike)) or not str(path):
+        raise InvalidInput(f"{what} path must be a file path, got {path!r}")
+    out = Path(path)
+    if out.suffix.lower() not in suffixes:
+        raise InvalidInput(f"{what} path must end in {' or '.join(suffixes)}, got {str(out)!r}")
+    if out.is_dir():
+        raise InvalidInput(f"{what} path {str(out)!r} is a directory")
+    if not out.parent.is_dir():
+        raise InvalidInput(f"no directory {str(out.parent)!r} to write the {what} in")
+    return out
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same directory and a rename:
+    a reader never sees half a file, and a failure leaves no file behind."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -33,6 +33,7 @@ EPILOG = """examples:
   locimem mcp home.loci              serve the memory to a language model over MCP (stdio)
   locimem export home.loci home-map/  a readable, checksummed directory (home.usda: USD)
   locimem import home-map/ copy.loci  back into a store, bit for bit (--prior: as a prior map)
+  locimem ingest run.mcap home.loci  a ROS 2 recording (or a .jsonl scan file) into a store
   locimem deltas robot.loci          where live evidence disagrees with the prior map
   locimem consolidate robot.loci     apply confirmed deltas to the prior map
   locimem validate home.loci         check every consistency rule (a store or a directory)
@@ -483,6 +484,36 @@ def _progress(args: argparse.Namespace) -> Any:
     return None if getattr(args, "quiet", False) else progress
 
 
+def cmd_ingest(args: argparse.Namespace) -> int:
+    import io
+
+    from locimem.ingest import ingest, source_kind
+
+    kind = source_kind(args.source)
+    options = None
+    if kind == "bag":
+        from locimem.ingest.ros import BagOptions, load_label_map
+
+        def topic(value: str) -> str | None:
+            return None if value == "none" else value
+
+        options = BagOptions(
+            detections_topic=args.detections, map_frame=args.map_frame,
+            camera_info_topic=topic(args.camera_info), depth_topic=topic(args.depth),
+            camera_frame=args.camera_frame,
+            optical={"auto": None, "yes": True, "no": False}[args.optical],
+            range_m=args.range, depth_tolerance_s=args.depth_tolerance,
+            label_map=None if args.label_map is None else load_label_map(args.label_map))
+    summary = ingest(args.source, args.store, scope=args.scope, source_name=args.source_name,
+                     bag_options=options, durable=not args.fast,
+                     progress=io.StringIO() if args.quiet or args.json else None)
+    if args.json:
+        print(json.dumps(summary.to_dict(), indent=2))
+    else:
+        print("\n".join(summary.lines()))
+    return 0
+
+
 # -- parser ------------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -646,6 +677,52 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--actor", default="operator", help="who is consolidating (for the audit)")
     p.add_argument("--reason", help="why (for the audit)")
     p.set_defaults(func=cmd_consolidate)
+
+    p = sub.add_parser("ingest", help="feed a recording into a store: a ROS 2 bag (rosbag2 "
+                       "directory, .db3 or .mcap; the ros extra) or a JSON-lines scan file; "
+                       "re-running resumes where the store left off",
+                       description="Each scan is committed atomically; a re-run skips the "
+                       "scans the store already holds (exactly once). Bags: "
+                       "vision_msgs/Detection3DArray detections, /tf and /tf_static into the "
+                       "map frame, the camera from CameraInfo (+ optional depth image). A scan "
+                       "whose transform is missing is skipped and reported, never guessed.")
+    p.add_argument("source", metavar="SOURCE", help="a rosbag2 directory, a .db3 or .mcap "
+                   "file, or a .jsonl file (one scan per line; see the README)")
+    p.add_argument("store", metavar="STORE", help="the store to ingest into (created if new)")
+    p.add_argument("--scope", default="default", help="whose memory (default: 'default')")
+    p.add_argument("--source", dest="source_name", metavar="NAME",
+                   help="the scans' source, for the audit and resuming (default: "
+                   "ros:<detections topic>, or jsonl)")
+    p.add_argument("--detections", default="/detections", metavar="TOPIC",
+                   help="bag: the vision_msgs/msg/Detection3DArray topic (default /detections)")
+    p.add_argument("--map-frame", default="map", metavar="FRAME",
+                   help="bag: the tf frame the memory lives in (default map)")
+    p.add_argument("--camera-info", default="auto", metavar="TOPIC|auto|none",
+                   help="bag: the sensor_msgs/msg/CameraInfo topic (default auto: the only "
+                   "one; none: scans without a camera)")
+    p.add_argument("--depth", default="auto", metavar="TOPIC|auto|none",
+                   help="bag: the depth sensor_msgs/msg/Image topic, 16UC1 mm or 32FC1 m, "
+                   "registered to the camera (default auto: the only Image topic named "
+                   "*depth*; none: no depth)")
+    p.add_argument("--camera-frame", metavar="FRAME",
+                   help="bag: the camera's tf frame (default: the camera info's frame_id)")
+    p.add_argument("--optical", choices=["auto", "yes", "no"], default="auto",
+                   help="bag: the camera frame is an optical frame, z forward, x right, y down "
+                   "(default auto: yes when its name ends in _optical_frame)")
+    p.add_argument("--range", type=float, default=8.0, metavar="M",
+                   help="bag: how far the detector is trusted to see, metres (default 8)")
+    p.add_argument("--depth-tolerance", type=float, default=0.02, metavar="S",
+                   help="bag: largest stamp difference between a scan and its depth image, "
+                   "seconds (default 0.02); a scan without one is skipped")
+    p.add_argument("--label-map", metavar="FILE",
+                   help="bag: class ids to labels: a .json object, or one label per line "
+                   "(line n = class id n, from 0)")
+    p.add_argument("--fast", action="store_true",
+                   help="do not fsync every scan (a machine crash may lose the last scans; "
+                   "a re-run re-ingests them)")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_ingest)
 
     p = sub.add_parser("bench", help="benchmarks: ingest (default: 1k and 10k objects, 30 "
                        "detections a scan, beside the raw SQLite append floor, and open time) "

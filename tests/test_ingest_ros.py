@@ -231,3 +231,11 @@ def test_cli_ingest_json_summary_and_resume(run, api, tmp_path):
     assert bad.returncode == 2
     assert bad.stderr.startswith("error: bag: no vision_msgs/msg/Detection3DArray topic '/nope'")
     assert len(bad.stderr.splitlines()) == 1
+
+
+def test_the_bag_benchmark_runs_on_a_small_run(tmp_path):
+    from locimem.bench.bag import bench_bag
+
+    f = bench_bag(scans=12, per_scan=3, storage="sqlite3", camera=True, workdir=tmp_path)
+    assert (f.scans, f.per_scan, f.camera) == (12, 3, True)
+    assert f.bag_mb > 0 and f.api_scans_per_s > 0 and f.bag_scans_per_s > 0

@@ -30,6 +30,7 @@ EPILOG = """examples:
   locimem bench                      ingest and open-time figures
   locimem bench qa                   question answering on simulated homes, per kind
   locimem bench interchange          export/import time and size, 10k objects, 1M observations
+  locimem bench bag                  scans/s from a ROS 2 bag beside the Python API
   locimem mcp home.loci              serve the memory to a language model over MCP (stdio)
   locimem export home.loci home-map/  a readable, checksummed directory (home.usda: USD)
   locimem import home-map/ copy.loci  back into a store, bit for bit (--prior: as a prior map)
@@ -263,10 +264,16 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
         run_retention_suite(sys.stdout, minutes=args.minutes)
         return 0
+    from locimem.bench.bag import run_bag_suite
+
+    if args.suite == "bag":
+        run_bag_suite(sys.stdout, args.scans)
+        return 0
     from locimem.bench import run_ingest_suite
 
     sizes = [int(s) for s in args.objects.split(",")]
     run_ingest_suite(sizes, args.scans, args.open_observations, sys.stdout)
+    run_bag_suite(sys.stdout, args.scans)  # the same scans from a ROS 2 bag, if rosbags is in
     return 0
 
 
@@ -730,9 +737,11 @@ def build_parser() -> argparse.ArgumentParser:
                        "or quality (simulated days with ground truth, beside a naive baseline) "
                        "or queries (query latency at 1k, 10k and 100k objects) "
                        "or qa (questions answered through the agent tools, graded per kind) "
-                       "or interchange (export and import time and size)")
+                       "or interchange (export and import time and size) "
+                       "or bag (scans/s from a ROS 2 bag vs the Python API; also run by ingest)")
     p.add_argument("suite", nargs="?", default="ingest",
-                   choices=["ingest", "retention", "quality", "queries", "qa", "interchange"],
+                   choices=["ingest", "retention", "quality", "queries", "qa", "interchange",
+                            "bag"],
                    help="which benchmark (default: ingest)")
     p.add_argument("--minutes", type=float, default=10.0,
                    help="retention: minutes of 30 Hz stream to simulate (default 10)")

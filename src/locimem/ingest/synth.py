@@ -196,7 +196,7 @@ def write_bag(path: str | Path, run: SynthRun, *, storage: str = "sqlite3",
                    width=0, do_rectify=False)
         for i, scan in enumerate(run.scans):
             t = scan.t
-            if i % 5 == 0:  # camera info, now and then
+            if i % 5 == 0 and scan.camera is not None:  # camera info, now and then
                 put(t - 0.01, c_info, _msg(
                     store, "sensor_msgs/msg/CameraInfo", header=_header(store, t, camera_frame),
                     height=HEIGHT, width=WIDTH, distortion_model="plumb_bob", d=np.zeros(5),

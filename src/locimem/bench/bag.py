@@ -1,10 +1,11 @@
 """Bag ingestion beside the Python API: what reading a ROS 2 recording costs per scan.
 
 The same synthetic run (``locimem.ingest.synth``: a robot at 30 Hz, 30 detections a scan,
-tf at 100 Hz, camera info, optionally a 64x48 depth image) is fed two ways into fresh stores
-in fast mode (no fsync): through ``observe`` (the Python API, timed from plain numbers, so
-building each ``Detection`` and ``Camera`` counts, as it does for any caller), and by ``ingest`` from a rosbag2 recording written with the rosbags writer (reading, decoding,
-tf lookups, conversion, then the same ``observe``). ``overhead`` = bag seconds / API seconds.
+tf at 100 Hz; optionally camera info and a 64x48 depth image) is fed two ways into fresh
+stores in fast mode (no fsync): through ``observe`` (the Python API, timed from plain numbers,
+so building each ``Detection`` and ``Camera`` counts, as it does for any caller), and by
+``ingest`` from a rosbag2 recording written with the rosbags writer (reading, decoding, tf
+lookups, conversion, then the same ``observe``). ``overhead`` = bag seconds / API seconds.
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ feeding the same scans through the Python API gives."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 pytest.importorskip("rosbags")
 
 from locimem import ObjectMemory
+from locimem.errors import InvalidInput
 from locimem.ingest import IngestError, ingest
 from locimem.ingest.ros import BagOptions, load_label_map, ros_typestore
 from locimem.ingest.synth import synth_run, write_bag
@@ -63,10 +65,39 @@ def test_bag_gives_the_api_memory(run, api, tmp_path, storage, encoding, detecti
     assert summary.inputs["depth"] == "/camera/depth/image_rect_raw"
 
 
-def test_a_bag_file_path_reads_like_its_directory(run, api, tmp_path):
-    bag = write_bag(tmp_path / "run", run, storage="mcap")
-    ingest(bag / "run.mcap", tmp_path / "bag.loci")
+@pytest.mark.parametrize(("storage", "suffix"), [("mcap", ".mcap"), ("sqlite3", ".db3")])
+def test_a_bag_file_path_reads_like_its_directory(run, api, tmp_path, storage, suffix):
+    bag = write_bag(tmp_path / "run", run, storage=storage)
+    ingest(bag / f"run{suffix}", tmp_path / "bag.loci")
     assert_same(fingerprint(tmp_path / "bag.loci"), api)
+
+
+def test_a_bag_without_type_definitions_uses_the_shipped_vision_msgs(run, api, tmp_path):
+    """Recorders before ROS 2 Iron stored no message definitions: the types come from
+    ROS 2 Humble's standard set plus the vision_msgs .msg files shipped in locimem."""
+    from rosbags.rosbag2 import Reader
+    from rosbags.typesys import Stores, get_typestore
+
+    bag = write_bag(tmp_path / "run", run)
+    con = sqlite3.connect(next(bag.glob("*.db3")))
+    con.execute("DELETE FROM message_definitions")
+    con.commit()
+    con.close()
+    with Reader(bag) as r:
+        assert {c.msgdef.format.name for c in r.connections} == {"NONE"}
+    assert "vision_msgs/msg/Detection3DArray" not in get_typestore(Stores.ROS2_HUMBLE).types
+    ingest(bag, tmp_path / "bag.loci")
+    assert_same(fingerprint(tmp_path / "bag.loci"), api)
+
+
+def test_a_file_that_is_not_a_bag_is_a_typed_error(tmp_path):
+    (tmp_path / "junk.mcap").write_bytes(b"not an mcap file at all")
+    with pytest.raises(InvalidInput, match=r"cannot read .*junk\.mcap as a ROS 2 recording"):
+        ingest(tmp_path / "junk.mcap", tmp_path / "bag.loci")
+    assert not (tmp_path / "bag.loci").exists()
+    (tmp_path / "old.bag").write_bytes(b"#ROSBAG V2.0")
+    with pytest.raises(InvalidInput, match=r"cannot tell what .*old\.bag is"):
+        ingest(tmp_path / "old.bag", tmp_path / "bag.loci")
 
 
 @pytest.mark.parametrize(("camera_frame", "optical"), [

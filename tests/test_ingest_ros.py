@@ -62,6 +62,7 @@ def test_bag_gives_the_api_memory(run, api, tmp_path, storage, encoding, detecti
     assert summary.objects_created == 3 and summary.objects_in_memory == 3
     assert summary.events == {k: _events(got).count(k) for k in set(_events(got))}
     assert summary.inputs["camera_frame"] == "camera_optical_frame"
+    assert summary.inputs["optical"] is True
     assert summary.inputs["depth"] == "/camera/depth/image_rect_raw"
 
 

@@ -273,6 +273,7 @@ class _Reader:
             "path": str(path), "detections": det_topic, "map_frame": options.map_frame,
             "camera_info": self.info_topic, "depth": self.depth_topic,
             "camera_frame": self._camera_frame(self.infos[0]) if self.infos else None,
+            "optical": self._optical(self._camera_frame(self.infos[0])) if self.infos else None,
             "tf_frames": sorted(self.tf.frames),
         }
 
@@ -297,6 +298,11 @@ class _Reader:
 
     def _camera_frame(self, info: _CameraInfo) -> str:
         return (self.options.camera_frame or info.frame).lstrip("/")
+
+    def _optical(self, frame: str) -> bool:
+        if self.options.optical is None:
+            return frame.endswith("_optical_frame")
+        return self.options.optical
 
     def _info_at(self, t: float) -> _CameraInfo:
         i = bisect.bisect_right(self.info_times, t)
@@ -386,10 +392,7 @@ class _Reader:
         info = self._info_at(t)
         frame = self._camera_frame(info)
         pose = self._lookup(frame, t, where)
-        optical = self.options.optical
-        if optical is None:
-            optical = frame.endswith("_optical_frame")
-        if optical:
+        if self._optical(frame):
             pose = pose.compose(OPTICAL_TO_BODY)
         win = info.window
         depth = None

@@ -78,6 +78,13 @@ class IngestSummary:
         out = [f"ingested {self.scans_ingested} of {self.scans_read} scans from "
                f"{self.source_path} into {self.store} (scope {self.scope!r}) in "
                f"{self.seconds:.1f} s ({self.scans_per_s:.0f} scans/s)"]
+        i = self.inputs
+        if "detections" in i:  # a bag: what was read, as chosen or found
+            cam = "no camera" if not i.get("camera_info") else (
+                f"camera {i['camera_info']} (frame {i['camera_frame']}"
+                f"{', optical' if i.get('optical') else ''})")
+            depth = f", depth {i['depth']}" if i.get("depth") else ""
+            out.append(f"  read {i['detections']} into frame {i['map_frame']}; {cam}{depth}")
         if self.scans_resumed:
             out.append(f"  {self.scans_resumed} scans already in the store (resumed after "
                        f"t={self.resume_from_t})")

@@ -61,8 +61,8 @@ def test_the_two_setup_commands_are_the_ci_command():
 def test_every_documented_command_has_help():
     commands = sorted(set(re.findall(r"`locimem (\w+)", README.read_text())))
     assert commands == ["audit", "bench", "compact", "consolidate", "deltas", "demo", "events",
-                        "export", "find", "import", "ingest", "inspect", "mcp", "near", "query", "recall",
-                        "restore", "snapshot", "validate"]
+                        "export", "find", "import", "ingest", "inspect", "mcp", "near", "query",
+                        "recall", "restore", "snapshot", "validate"]
     for command in commands:
         proc = subprocess.run([sys.executable, "-m", "locimem", command, "--help"],
                               capture_output=True, text=True, check=False)

@@ -202,7 +202,8 @@ def _raw_scan(msg: Any, order: int, topic: str) -> _RawScan:
             center=(float(c.position.x), float(c.position.y), float(c.position.z)),
             orientation=(float(q.w), float(q.x), float(q.y), float(q.z)),
             size=(float(d.bbox.size.x), float(d.bbox.size.y), float(d.bbox.size.z)),
-            track_id=str(d.id),
+            # vision_msgs >= 4: ``id``; 3 (Foxy): ``tracking_id``
+            track_id=str(getattr(d, "id", None) or getattr(d, "tracking_id", "") or ""),
         ))
     return _RawScan(_stamp(msg.header), order, _where(topic, msg.header), tuple(dets))
 

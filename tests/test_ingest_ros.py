@@ -271,3 +271,51 @@ def test_the_bag_benchmark_runs_on_a_small_run(tmp_path):
     f = bench_bag(scans=12, per_scan=3, storage="sqlite3", camera=True, workdir=tmp_path)
     assert (f.scans, f.per_scan, f.camera) == (12, 3, True)
     assert f.bag_mb > 0 and f.api_scans_per_s > 0 and f.bag_scans_per_s > 0
+
+
+V3 = {  # vision_msgs 3.x (ROS 2 Foxy), as a Foxy recorder would embed them
+    "Detection3DArray": "std_msgs/Header header\nDetection3D[] detections\n",
+    "Detection3D": "std_msgs/Header header\nObjectHypothesisWithPose[] results\n"
+                   "BoundingBox3D bbox\nsensor_msgs/PointCloud2 source_cloud\n"
+                   "bool is_tracking\nstring tracking_id\n",
+    "ObjectHypothesisWithPose": "string id\nfloat64 score\ngeometry_msgs/PoseWithCovariance pose\n",
+    "BoundingBox3D": "geometry_msgs/Pose center\ngeometry_msgs/Vector3 size\n",
+}
+
+
+def test_a_bag_with_vision_msgs_3_definitions(run, tmp_path):
+    from rosbags.rosbag2 import Writer
+    from rosbags.typesys import Stores, get_typestore, get_types_from_msg
+
+    store = get_typestore(Stores.ROS2_HUMBLE)
+    for name, text in V3.items():
+        store.register(get_types_from_msg(text, f"vision_msgs/msg/{name}"))
+    T = store.types  # noqa: N806
+
+    def header(t: float, frame: str):
+        sec, nsec = int(t), round((t - int(t)) * 1e9)
+        return T["std_msgs/msg/Header"](T["builtin_interfaces/msg/Time"](sec, nsec), frame)
+
+    cloud = T["sensor_msgs/msg/PointCloud2"](header(0.0, ""), 0, 0, [], False, 0, 0,
+                                             np.zeros(0, np.uint8), True)
+    with Writer(tmp_path / "foxy", version=9) as w:
+        c = w.add_connection("/detections", "vision_msgs/msg/Detection3DArray", typestore=store)
+        for s in run.scans:
+            dets = [T["vision_msgs/msg/Detection3D"](
+                header(s.t, ""),
+                [T["vision_msgs/msg/ObjectHypothesisWithPose"](
+                    d.label, d.confidence, T["geometry_msgs/msg/PoseWithCovariance"](
+                        T["geometry_msgs/msg/Pose"](T["geometry_msgs/msg/Point"](0, 0, 0),
+                                                    T["geometry_msgs/msg/Quaternion"](0, 0, 0, 1)),
+                        np.zeros(36)))],
+                T["vision_msgs/msg/BoundingBox3D"](
+                    T["geometry_msgs/msg/Pose"](T["geometry_msgs/msg/Point"](*d.center),
+                                                T["geometry_msgs/msg/Quaternion"](0, 0, 0, 1)),
+                    T["geometry_msgs/msg/Vector3"](*d.size)),
+                cloud, True, d.track_id) for d in s.detections]
+            msg = T["vision_msgs/msg/Detection3DArray"](header(s.t, "map"), dets)
+            w.write(c, int(round(s.t * 1e9)), store.serialize_cdr(msg, msg.__msgtype__))
+    ingest(tmp_path / "foxy", tmp_path / "bag.loci")
+    no_camera = [type(s)(s.t, s.detections, None) for s in run.scans]
+    expected = fingerprint(api_store(tmp_path / "api.loci", no_camera, SOURCE))
+    assert_same(fingerprint(tmp_path / "bag.loci"), expected, tol=0.0)

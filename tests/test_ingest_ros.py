@@ -285,12 +285,12 @@ V3 = {  # vision_msgs 3.x (ROS 2 Foxy), as a Foxy recorder would embed them
 
 def test_a_bag_with_vision_msgs_3_definitions(run, tmp_path):
     from rosbags.rosbag2 import Writer
-    from rosbags.typesys import Stores, get_typestore, get_types_from_msg
+    from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
     store = get_typestore(Stores.ROS2_HUMBLE)
     for name, text in V3.items():
         store.register(get_types_from_msg(text, f"vision_msgs/msg/{name}"))
-    T = store.types  # noqa: N806
+    T = store.types
 
     def header(t: float, frame: str):
         sec, nsec = int(t), round((t - int(t)) * 1e9)
@@ -314,7 +314,7 @@ def test_a_bag_with_vision_msgs_3_definitions(run, tmp_path):
                     T["geometry_msgs/msg/Vector3"](*d.size)),
                 cloud, True, d.track_id) for d in s.detections]
             msg = T["vision_msgs/msg/Detection3DArray"](header(s.t, "map"), dets)
-            w.write(c, int(round(s.t * 1e9)), store.serialize_cdr(msg, msg.__msgtype__))
+            w.write(c, round(s.t * 1e9), store.serialize_cdr(msg, msg.__msgtype__))
     ingest(tmp_path / "foxy", tmp_path / "bag.loci")
     no_camera = [type(s)(s.t, s.detections, None) for s in run.scans]
     expected = fingerprint(api_store(tmp_path / "api.loci", no_camera, SOURCE))

@@ -319,3 +319,16 @@ def test_a_bag_with_vision_msgs_3_definitions(run, tmp_path):
     no_camera = [type(s)(s.t, s.detections, None) for s in run.scans]
     expected = fingerprint(api_store(tmp_path / "api.loci", no_camera, SOURCE))
     assert_same(fingerprint(tmp_path / "bag.loci"), expected, tol=0.0)
+
+
+def test_an_empty_camera_info_topic(tmp_path):
+    run = synth_run(8, objects=OBJECTS, camera=False)  # the topic is recorded, never published
+    bag = write_bag(tmp_path / "run", run, depth_encoding=None)
+    summary = ingest(bag, tmp_path / "auto.loci")  # auto: no camera
+    assert summary.inputs["camera_info"] is None and summary.scans_ingested == 8
+    assert_same(fingerprint(tmp_path / "auto.loci"),
+                fingerprint(api_store(tmp_path / "api.loci", run.scans, SOURCE)))
+    with pytest.raises(IngestError, match=r"^bag: camera info topic '/camera/camera_info' holds "
+                       r"no messages; pass --camera-info none"):
+        ingest(bag, tmp_path / "named.loci",
+               bag_options=BagOptions(camera_info_topic="/camera/camera_info"))

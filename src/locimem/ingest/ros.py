@@ -220,8 +220,9 @@ def _pick_topic(topics: dict[str, Any], wanted: str | None, msgtype: str, what: 
         if info.msgtype != msgtype:
             raise IngestError("bag", f"topic {wanted!r} is {info.msgtype}, not {msgtype}")
         return wanted
-    found = sorted(t for t, info in topics.items()
-                   if info.msgtype == msgtype and (name_hint is None or name_hint in t))
+    found = sorted(t for t, info in topics.items()  # auto: topics that hold messages
+                   if info.msgtype == msgtype and info.msgcount > 0
+                   and (name_hint is None or name_hint in t))
     if len(found) > 1:
         raise IngestError("bag", f"several {what} topics {found}: choose one with {option}")
     return found[0] if found else None
@@ -267,6 +268,9 @@ class _Reader:
                 self._add_info(msg, conn.topic)
             elif conn.msgtype == TF_TYPE:
                 self._add_tf(msg, conn.topic, static=conn.topic == options.tf_static_topic)
+        if self.info_topic is not None and not self.infos:
+            raise IngestError("bag", f"camera info topic {self.info_topic!r} holds no "
+                              "messages; pass --camera-info none to ingest without a camera")
         self.scans.sort(key=lambda s: (s.t, s.order))
         self.infos.sort(key=lambda c: c.t)
         self.info_times = [c.t for c in self.infos]

@@ -145,3 +145,14 @@ def test_cli_jsonl_text_summary(run, tmp_path):
                                f"{tmp_path / 'c.loci'} (scope 'robot1') in ")
     assert lines[1] == "  58 detections; objects: 3 new, 3 in memory"
     assert lines[2] == "  events: APPEARED 3, KEYFRAME 58, LOST 1, PROMOTED 3"
+
+
+def test_cli_refuses_bag_options_for_json_lines(tmp_path):
+    src = tmp_path / "s.jsonl"
+    src.write_text('{"t": 1}\n')
+    proc = subprocess.run([sys.executable, "-m", "locimem", "ingest", str(src),
+                           str(tmp_path / "c.loci"), "--map-frame", "world", "--range", "3"],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 2
+    assert proc.stderr == "error: --map-frame, --range: options for ROS 2 bags, not JSON lines\n"
+    assert not (tmp_path / "c.loci").exists()

@@ -494,10 +494,17 @@ def _progress(args: argparse.Namespace) -> Any:
 def cmd_ingest(args: argparse.Namespace) -> int:
     import io
 
+    from locimem.errors import InvalidInput
     from locimem.ingest import ingest, source_kind
 
     kind = source_kind(args.source)
     options = None
+    bag_only = {"detections": "/detections", "map_frame": "map", "camera_info": "auto",
+                "depth": "auto", "camera_frame": None, "optical": "auto", "range": 8.0,
+                "depth_tolerance": 0.02, "label_map": None}
+    used = [f"--{k.replace('_', '-')}" for k, v in bag_only.items() if getattr(args, k) != v]
+    if kind == "jsonl" and used:
+        raise InvalidInput(f"{', '.join(used)}: options for ROS 2 bags, not JSON lines")
     if kind == "bag":
         from locimem.ingest.ros import BagOptions, load_label_map
 

@@ -156,3 +156,13 @@ def test_cli_refuses_bag_options_for_json_lines(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr == "error: --map-frame, --range: options for ROS 2 bags, not JSON lines\n"
     assert not (tmp_path / "c.loci").exists()
+
+
+def test_a_bag_without_the_ros_extra_names_the_extra(tmp_path, monkeypatch):
+    from locimem.ingest.ros import RosUnavailable
+
+    monkeypatch.setitem(sys.modules, "rosbags", None)  # as if not installed
+    (tmp_path / "run.mcap").write_bytes(b"")
+    with pytest.raises(RosUnavailable, match=r'needs rosbags: pip install "locimem\[ros\]"'):
+        ingest(tmp_path / "run.mcap", tmp_path / "x.loci")
+    assert not (tmp_path / "x.loci").exists()

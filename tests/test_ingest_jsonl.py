@@ -166,3 +166,15 @@ def test_a_bag_without_the_ros_extra_names_the_extra(tmp_path, monkeypatch):
     with pytest.raises(RosUnavailable, match=r'needs rosbags: pip install "locimem\[ros\]"'):
         ingest(tmp_path / "run.mcap", tmp_path / "x.loci")
     assert not (tmp_path / "x.loci").exists()
+
+
+def test_the_readme_example_line_ingests(tmp_path):
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    line = next(x for x in readme.splitlines() if x.startswith('{"t": 12.5, "detections"'))
+    (tmp_path / "scans.jsonl").write_text(line + "\n")
+    summary = ingest(tmp_path / "scans.jsonl", tmp_path / "r.loci")
+    assert (summary.scans_ingested, summary.detections, summary.objects_created) == (1, 1, 1)
+    with ObjectMemory.open(tmp_path / "r.loci", read_only=True) as mem:
+        (cup,) = mem.objects()
+        assert (cup.label, cup.center, cup.track_id) == ("cup", (0.4, 0.1, 0.9), "7")
+        assert mem.store.commits("default")[0].camera["fov_deg"] == 69.4

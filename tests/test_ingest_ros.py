@@ -4,6 +4,7 @@ feeding the same scans through the Python API gives."""
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 import subprocess
 import sys
@@ -332,3 +333,22 @@ def test_an_empty_camera_info_topic(tmp_path):
                        r"no messages; pass --camera-info none"):
         ingest(bag, tmp_path / "named.loci",
                bag_options=BagOptions(camera_info_topic="/camera/camera_info"))
+
+
+def test_an_off_centre_principal_point_crops_the_view_to_a_centred_window(run, tmp_path):
+    bag = write_bag(tmp_path / "run", run, principal_shift_px=(6, -4))  # cx 37.5, cy 19.5
+    ingest(bag, tmp_path / "bag.loci")
+    with ObjectMemory.open(tmp_path / "bag.loci", read_only=True) as mem:
+        cams = [c.camera for c in mem.store.commits("default")]
+    # columns 12..63 (centre 38 = cx + 0.5), rows 0..39 (centre 20 = cy + 0.5)
+    assert {tuple(c["depth_shape"]) for c in cams} == {(40, 52)}
+    assert cams[0]["fov_deg"] == pytest.approx(math.degrees(2 * math.atan(26 / 40)))
+    assert cams[0]["vfov_deg"] == pytest.approx(math.degrees(2 * math.atan(20 / 40)))
+    # the crop keeps the right pixels: the source's no-reading pixel (47, 63) lands at (39, 51)
+    from locimem.ingest.ros import open_bag
+
+    bag = write_bag(tmp_path / "run2", run, principal_shift_px=(6, 4))  # rows 8..47, cols 12..63
+    with open_bag(bag) as (plan, n, _):
+        depth = next(plan).build().camera.depth
+    assert depth.shape == (40, 52) and n == 30
+    assert np.argwhere(np.isnan(depth)).tolist() == [[39, 51]]

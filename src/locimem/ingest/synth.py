@@ -142,7 +142,8 @@ def write_bag(path: str | Path, run: SynthRun, *, storage: str = "sqlite3",
               detection_frame: str = "map", camera_frame: str = "camera_optical_frame",
               depth_encoding: str | None = "16UC1", tf_dt_s: float = 0.5,
               tf_until_s: float | None = None, class_ids: dict[str, str] | None = None,
-              extra_hypothesis: bool = True) -> Path:
+              extra_hypothesis: bool = True, principal_shift_px: tuple[int, int] = (0, 0)
+              ) -> Path:
     """Write ``run`` as a rosbag2 recording at ``path`` (a new directory).
 
     ``detection_frame``: ``map``, ``base_link`` or ``camera_optical_frame`` (detections are
@@ -151,6 +152,7 @@ def write_bag(path: str | Path, run: SynthRun, *, storage: str = "sqlite3",
     ``depth_encoding``: ``16UC1``, ``32FC1`` or None (no depth topic). ``tf_until_s``: stop
     ``/tf`` there (scans after it have no transform). ``class_ids``: publish these ids instead
     of labels. ``extra_hypothesis``: add a weaker second hypothesis to each detection.
+    ``principal_shift_px``: move the camera info's principal point by (columns, rows).
     """
     from rosbags.rosbag2 import StoragePlugin, Writer
 
@@ -191,7 +193,9 @@ def write_bag(path: str | Path, run: SynthRun, *, storage: str = "sqlite3",
             put(ts, c_tf, _msg(store, "tf2_msgs/msg/TFMessage", transforms=[
                 _tf(store, ts, "odom", "base_link", base_pose(ts, t0))]))
             k += 1
-        k_mat = np.array([FOCAL, 0, WIDTH / 2 - 0.5, 0, FOCAL, HEIGHT / 2 - 0.5, 0, 0, 1.0])
+        dc, dr = principal_shift_px
+        k_mat = np.array([FOCAL, 0, WIDTH / 2 - 0.5 + dc, 0, FOCAL, HEIGHT / 2 - 0.5 + dr,
+                          0, 0, 1.0])
         roi = _msg(store, "sensor_msgs/msg/RegionOfInterest", x_offset=0, y_offset=0, height=0,
                    width=0, do_rectify=False)
         for i, scan in enumerate(run.scans):

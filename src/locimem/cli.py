@@ -30,10 +30,12 @@ EPILOG = """examples:
   locimem bench                      ingest and open-time figures
   locimem bench qa                   question answering on simulated homes, per kind
   locimem bench interchange          export/import time and size, 10k objects, 1M observations
+  locimem bench bag                  scans/s from a ROS 2 bag beside the Python API
   locimem mcp home.loci              serve the memory to a language model over MCP (stdio)
   locimem export home.loci home-map/  a readable, checksummed directory (home.usda: USD)
   locimem export home.loci scene.cypher  the scene graph for Neo4j: cypher-shell < scene.cypher
   locimem import home-map/ copy.loci  back into a store, bit for bit (--prior: as a prior map)
+  locimem ingest run.mcap home.loci  a ROS 2 recording (or a .jsonl scan file) into a store
   locimem deltas robot.loci          where live evidence disagrees with the prior map
   locimem consolidate robot.loci     apply confirmed deltas to the prior map
   locimem validate home.loci         check every consistency rule (a store or a directory)
@@ -268,10 +270,16 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
         run_retention_suite(sys.stdout, minutes=args.minutes)
         return 0
+    from locimem.bench.bag import run_bag_suite
+
+    if args.suite == "bag":
+        run_bag_suite(sys.stdout, args.scans)
+        return 0
     from locimem.bench import run_ingest_suite
 
     sizes = [int(s) for s in args.objects.split(",")]
     run_ingest_suite(sizes, args.scans, args.open_observations, sys.stdout)
+    run_bag_suite(sys.stdout, args.scans)  # the same scans from a ROS 2 bag, if rosbags is in
     return 0
 
 
@@ -530,6 +538,43 @@ def _progress(args: argparse.Namespace) -> Any:
     return None if getattr(args, "quiet", False) else progress
 
 
+def cmd_ingest(args: argparse.Namespace) -> int:
+    import io
+
+    from locimem.errors import InvalidInput
+    from locimem.ingest import ingest, source_kind
+
+    kind = source_kind(args.source)
+    options = None
+    bag_only = {"detections": "/detections", "map_frame": "map", "camera_info": "auto",
+                "depth": "auto", "camera_frame": None, "optical": "auto", "range": 8.0,
+                "depth_tolerance": 0.02, "label_map": None}
+    used = [f"--{k.replace('_', '-')}" for k, v in bag_only.items() if getattr(args, k) != v]
+    if kind == "jsonl" and used:
+        raise InvalidInput(f"{', '.join(used)}: options for ROS 2 bags, not JSON lines")
+    if kind == "bag":
+        from locimem.ingest.ros import BagOptions, load_label_map
+
+        def topic(value: str) -> str | None:
+            return None if value == "none" else value
+
+        options = BagOptions(
+            detections_topic=args.detections, map_frame=args.map_frame,
+            camera_info_topic=topic(args.camera_info), depth_topic=topic(args.depth),
+            camera_frame=args.camera_frame,
+            optical={"auto": None, "yes": True, "no": False}[args.optical],
+            range_m=args.range, depth_tolerance_s=args.depth_tolerance,
+            label_map=None if args.label_map is None else load_label_map(args.label_map))
+    summary = ingest(args.source, args.store, scope=args.scope, source_name=args.source_name,
+                     bag_options=options, durable=not args.fast,
+                     progress=io.StringIO() if args.quiet or args.json else None)
+    if args.json:
+        print(json.dumps(summary.to_dict(), indent=2))
+    else:
+        print("\n".join(summary.lines()))
+    return 0
+
+
 # -- parser ------------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -723,15 +768,63 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scope", help="the scope to draw (default: 'default')")
     p.set_defaults(func=cmd_rerun)
 
+    p = sub.add_parser("ingest", help="feed a recording into a store: a ROS 2 bag (rosbag2 "
+                       "directory, .db3 or .mcap; the ros extra) or a JSON-lines scan file; "
+                       "re-running resumes where the store left off",
+                       description="Each scan is committed atomically; a re-run skips the "
+                       "scans the store already holds (exactly once). Bags: "
+                       "vision_msgs/Detection3DArray detections, /tf and /tf_static into the "
+                       "map frame, the camera from CameraInfo (+ optional depth image). A scan "
+                       "whose transform is missing is skipped and reported, never guessed.")
+    p.add_argument("source", metavar="SOURCE", help="a rosbag2 directory, a .db3 or .mcap "
+                   "file, or a .jsonl file (one scan per line; see the README)")
+    p.add_argument("store", metavar="STORE", help="the store to ingest into (created if new)")
+    p.add_argument("--scope", default="default", help="whose memory (default: 'default')")
+    p.add_argument("--source", dest="source_name", metavar="NAME",
+                   help="the scans' source, for the audit and resuming (default: "
+                   "ros:<detections topic>, or jsonl)")
+    p.add_argument("--detections", default="/detections", metavar="TOPIC",
+                   help="bag: the vision_msgs/msg/Detection3DArray topic (default /detections)")
+    p.add_argument("--map-frame", default="map", metavar="FRAME",
+                   help="bag: the tf frame the memory lives in (default map)")
+    p.add_argument("--camera-info", default="auto", metavar="TOPIC|auto|none",
+                   help="bag: the sensor_msgs/msg/CameraInfo topic (default auto: the only "
+                   "one; none: scans without a camera)")
+    p.add_argument("--depth", default="auto", metavar="TOPIC|auto|none",
+                   help="bag: the depth sensor_msgs/msg/Image topic, 16UC1 mm or 32FC1 m, "
+                   "registered to the camera (default auto: the only Image topic named "
+                   "*depth*; none: no depth)")
+    p.add_argument("--camera-frame", metavar="FRAME",
+                   help="bag: the camera's tf frame (default: the camera info's frame_id)")
+    p.add_argument("--optical", choices=["auto", "yes", "no"], default="auto",
+                   help="bag: the camera frame is an optical frame, z forward, x right, y down "
+                   "(default auto: yes when its name ends in _optical_frame)")
+    p.add_argument("--range", type=float, default=8.0, metavar="M",
+                   help="bag: how far the detector is trusted to see, metres (default 8)")
+    p.add_argument("--depth-tolerance", type=float, default=0.02, metavar="S",
+                   help="bag: largest stamp difference between a scan and its depth image, "
+                   "seconds (default 0.02); a scan without one is skipped")
+    p.add_argument("--label-map", metavar="FILE",
+                   help="bag: class ids to labels: a .json object, or one label per line "
+                   "(line n = class id n, from 0)")
+    p.add_argument("--fast", action="store_true",
+                   help="do not fsync every scan (a machine crash may lose the last scans; "
+                   "a re-run re-ingests them)")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_ingest)
+
     p = sub.add_parser("bench", help="benchmarks: ingest (default: 1k and 10k objects, 30 "
                        "detections a scan, beside the raw SQLite append floor, and open time) "
                        "or retention (log bytes per object-hour with and without compaction) "
                        "or quality (simulated days with ground truth, beside a naive baseline) "
                        "or queries (query latency at 1k, 10k and 100k objects) "
                        "or qa (questions answered through the agent tools, graded per kind) "
-                       "or interchange (export and import time and size)")
+                       "or interchange (export and import time and size) "
+                       "or bag (scans/s from a ROS 2 bag vs the Python API; also run by ingest)")
     p.add_argument("suite", nargs="?", default="ingest",
-                   choices=["ingest", "retention", "quality", "queries", "qa", "interchange"],
+                   choices=["ingest", "retention", "quality", "queries", "qa", "interchange",
+                            "bag"],
                    help="which benchmark (default: ingest)")
     p.add_argument("--minutes", type=float, default=10.0,
                    help="retention: minutes of 30 Hz stream to simulate (default 10)")

@@ -32,7 +32,7 @@ def fingerprint(path: Path, scope: str = "default") -> dict[str, Any]:
         events = [(e.kind.value, e.object_id, e.label, e.t, e.data) for e in mem.events()]
         keyframes = {o["id"]: [k.to_dict() for k in mem.keyframes(o["id"])] for o in objects}
         commits = [(c.kind, c.t, c.actor, c.n_detections, c.camera, list(c.missed),
-                    c.miss_credit_s, [list(p) for p in c.together])
+                    list(c.miss_credits), [list(p) for p in c.together])
                    for c in mem.store.commits(scope)]
         observations = [(o.commit, o.t, o.index, o.label, o.confidence, o.center, o.size,
                          o.object_id, o.tier, o.weight, o.rejected, o.track_id, o.orientation)

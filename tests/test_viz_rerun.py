@@ -236,7 +236,8 @@ def test_the_command(tmp_path: Path, house_rrd: tuple[Path, Any]) -> None:
 
 def test_the_readme_live_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    (block,) = re.findall(r"```py\n(.*?)```", readme, flags=re.S)
+    (block,) = [b for b in re.findall(r"```py\n(.*?)```", readme, flags=re.S)
+                if "RerunLogger" in b]
     monkeypatch.chdir(tmp_path)
     try:
         exec(compile(block, "README.md", "exec"), {})

@@ -43,11 +43,11 @@ class TrackerConfig:
     it was last seen and never beside it, are one object that moved when no other candidate
     of that label is unaccounted for (embeddings pick among several): MERGED and MOVED.
 
-    Promotion: at the ``promote_after``-th detection, once the detections' summed confidence
-    reaches ``promote_min_mass`` (a few weak detections at one place are not yet a thing); a
-    detection in a scan that came with a camera promotes at ``promote_after_camera`` (with
-    see-through evidence a wrong publication is withdrawn after a few looks, so less
-    corroboration is needed up front).
+    Promotion: at the ``promote_after``-th detection; a detection in a scan that came with a
+    camera promotes at ``promote_after_camera`` once the detections' summed confidence reaches
+    ``promote_camera_min_mass`` (with see-through evidence a wrong publication is withdrawn
+    after a few looks, so less corroboration is needed up front — but three weak detections
+    at one place are not yet a thing).
 
     Detections at or above ``new_object_min_confidence`` are matched first; the others
     (ByteTrack's second pass) only to live objects left unmatched, and never create one.
@@ -81,8 +81,9 @@ class TrackerConfig:
     miss — to log-odds of ``evidence_per_sighting`` per sighting so far, up to
     ``existence_max``. Published (``confirmed``) when promoted and confidence >=
     ``publish_min``; ``lost`` once ``exp(-A / tau_s)`` falls below ``lost_below``
-    (out-of-view time alone never loses an object). Every object that is not lost is matchable, and a lost one stays re-acquirable
-    for the window. A tentative object that would be lost is ``EXPIRED`` instead.
+    (out-of-view time alone never loses an object). Every object that is not lost is
+    matchable, and a lost one stays re-acquirable for the window. A tentative object that
+    would be lost is ``EXPIRED`` instead.
 
     Duplicates: two live identities with the same voted label whose boxes overlap by at least
     ``merge_min_iou`` (3D IoU), never seen together in one scan, are merged into the older.
@@ -128,7 +129,7 @@ class TrackerConfig:
     pd_max: float = 0.95
     existence_max: float = 0.9999
     evidence_per_sighting: float = 2.5
-    promote_min_mass: float = 1.8
+    promote_camera_min_mass: float = 1.8
     depth_noise_m: float = 0.01
     depth_noise_per_m: float = 0.005
     range_edge: float = 0.8
@@ -178,7 +179,7 @@ class TrackerConfig:
                      "see_through_m",
                      "held_window_s", "depth_noise_m", "depth_noise_per_m", "small_angle_deg",
                      "pd_prior_weight", "position_sigma_per_m", "evidence_per_sighting",
-                     "promote_min_mass"):
+                     "promote_camera_min_mass"):
             if getattr(self, name) < 0:
                 raise InvalidInput(f"{name} must be >= 0, got {getattr(self, name)}")
         for name in ("pd_prior", "pd_max", "existence_max", "range_edge"):

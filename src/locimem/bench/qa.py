@@ -28,6 +28,8 @@ since T             seen: reports every such change a perfect memory would know 
                     an object that did not change
 which room is X in  each label one known object has: names its true room, for an object
                     within 0.5 m of its place
+where did X go      each label one known object has, whose object was moved (20 cm or more):
+                    as "where is X", at its new place
 ==================  ==========================================================================
 
 Every question is asked through the agent tools (``ask_memory``: the router, the retrievers
@@ -58,10 +60,10 @@ __all__ = ["KINDS", "QA_NAMES", "QA_SCENARIOS", "Graded", "QAResult", "Question"
            "build_scenario", "grade", "make_questions", "play_for_qa", "qa_removals", "run_qa",
            "run_qa_suite"]
 
-KINDS = ("where_is", "what_is_on", "still_there", "changes_since", "which_room")
+KINDS = ("where_is", "what_is_on", "still_there", "changes_since", "which_room", "where_went")
 KIND_TITLES = {"where_is": "where is X", "what_is_on": "what is on Y",
                "still_there": "is X still there", "changes_since": "what changed since T",
-               "which_room": "which room is X in"}
+               "which_room": "which room is X in", "where_went": "where did X go"}
 THRESHOLD_M = 0.5
 SCOPE = "qa"
 Vec3 = tuple[float, float, float]
@@ -225,6 +227,13 @@ def make_questions(scenario: Scenario) -> list[Question]:
         oid = by_label[lab][0]
         out.append(Question("where_is", f"Where is the {lab}?",
                             {"label": lab, "place": known[oid]}))
+    # things moved (20 cm or more, the simulator's far moves): where did each go
+    moved = sorted({e.object_id for e in scenario.events
+                    if e.kind == "move_far" and e.object_id in known})
+    for oid in moved:
+        if label(oid) in unique:
+            out.append(Question("where_went", f"Where did the {label(oid)} go?",
+                                {"label": label(oid), "place": known[oid]}))
     for f, flabel, center, _ in detected_furniture(world):
         on = [(label(o), p) for o, p in sorted(known.items())
               if _on(world, f, p, scenario.objects[o].size_m[2])]
@@ -360,7 +369,7 @@ def grade(q: Question, text: str, lookup: Any) -> tuple[bool, str]:
     t = q.truth
     ids = _ids(text)
     first = lookup(ids[0]) if ids else None
-    if q.kind == "where_is":
+    if q.kind in ("where_is", "where_went"):
         if first is None:
             return False, "cites no object"
         if first["status"] in ("lost", "doubted"):

@@ -256,8 +256,8 @@ def weak_detector(seed: int = 9) -> Scenario:
 
 
 def close_clutter(seed: int = 10) -> Scenario:
-    """Rows of same-label things 8 cm apart (box edge to box edge: nearly touching), seen with
-    range-growing noise and 30 % misses."""
+    """Two rows of same-label things 8 cm apart centre to centre (a cup's box is 8 cm wide:
+    touching), seen with range-growing noise and 30 % misses."""
     world = build_world(seed, rooms=("kitchen",), objects_per_surface=(1, 2),
                         bare=("kitchen/table",))
     noise = NoiseModel(position_sigma_m=0.015, range_sigma_per_m=0.005, miss_prob=0.3)
@@ -265,7 +265,7 @@ def close_clutter(seed: int = 10) -> Scenario:
     top = world.furniture_named("kitchen/table").surfaces[0]
     (x0, y0) = top.min_xy
     z = top.z_m
-    for label, n, dy in (("cup", 4, 0.12), ("apple", 4, 0.30), ("glass", 3, 0.48)):
+    for label, n, dy in (("cup", 4, 0.15), ("apple", 4, 0.40)):
         h = LABEL_SIZES[label][2]
         for k in range(n):
             b.add(label, "kitchen/table", at=(x0 + 0.15 + k * 0.08, y0 + dy, z + h / 2),

@@ -671,8 +671,8 @@ def _object_row(scope: str, o: ObjectState) -> tuple[Any, ...]:
 def _belief_json(o: ObjectState) -> str | None:
     if not (o.n_looked_seen or o.n_looked_missed or o.pos_info):
         return None
-    return _encode_fast({"looked": o.n_looked_seen, "unseen": o.n_looked_missed,
-                         "info": o.pos_info})
+    return _dumps({"info": o.pos_info, "looked": o.n_looked_seen,
+                   "unseen": o.n_looked_missed})
 
 
 def _object_from_row(row: Sequence[Any]) -> ObjectState:

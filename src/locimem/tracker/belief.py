@@ -93,7 +93,8 @@ def absence_credit(obj: ObjectState, p: float, config: TrackerConfig) -> float:
 def existence_cap(obj: ObjectState, config: TrackerConfig) -> float:
     """The existence a sighting restores: its log-odds grow by ``evidence_per_sighting`` with
     each sighting in a scan with a camera, up to ``existence_max`` — a thing seen three times
-    is not as certain as one seen three hundred times. (Read as 1 until the first miss.)
+    is not as certain as one seen three hundred times. (Read as 1 until the first miss.) An
+    object never seen by a camera — a prior-map entry — is believed at ``existence_max``.
 
     >>> from locimem.tracker.state import ObjectState
     >>> cup = ObjectState(1, "cup", (0, 0, 0), (0.1, 0.1, 0.1), (0, 0, 0), 0.0, 0.0)
@@ -101,8 +102,10 @@ def existence_cap(obj: ObjectState, config: TrackerConfig) -> float:
     >>> [round(existence_cap(cup, config), 4) for cup.n_looked_seen in (1, 2, 3, 4, 50)]
     [0.9241, 0.9933, 0.9994, 0.9999, 0.9999]
     """
+    if obj.n_looked_seen == 0:  # never seen by a camera: a prior-map entry, believed whole
+        return config.existence_max
     cap = math.log(config.existence_max / (1.0 - config.existence_max))
-    logit = min(cap, config.evidence_per_sighting * max(obj.n_looked_seen, 1))
+    logit = min(cap, config.evidence_per_sighting * obj.n_looked_seen)
     return 1.0 / (1.0 + math.exp(-logit))
 
 

@@ -379,10 +379,11 @@ def _sighting(out: RecordWriter, config: TrackerConfig, obj: ObjectState,
     after = obj.copy()
     update_object(after, obs)
     oid = obj.id
-    need = min(config.promote_after, config.promote_after_camera) if camera \
-        else config.promote_after
-    if (not after.promoted and after.n_detections >= need
-            and sum(after.label_mass.values()) >= config.promote_min_mass):
+    # with a camera: fewer detections, but together confident enough
+    early = camera and config.promote_after_camera < config.promote_after and (
+        sum(after.label_mass.values()) >= config.promote_camera_min_mass)
+    need = config.promote_after_camera if early else config.promote_after
+    if not after.promoted and after.n_detections >= need:
         # it settles where the averaged sightings put it, not where the first one did
         out.event(EventKind.PROMOTED, oid, after.label,
                   {"n_detections": after.n_detections, "to": list(after.center),

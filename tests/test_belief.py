@@ -245,3 +245,22 @@ def test_two_mugs_gone_and_one_appearing_is_not_guessed() -> None:
             mem.observe(float(k), [Detection("mug", 0.9, BEDROOM_MUG, MUG)], bedroom)
         assert mem.events(kind="MERGED") == []
         assert sorted(o.id for o in mem.objects(status=None) if o.label == "mug") == [1, 2, 3]
+
+
+def test_relation_thresholds_are_reachable_from_open() -> None:
+    from locimem import TrackerConfig
+    from locimem.scene.relations import RelationConfig
+
+    table = Detection("kitchen table", 0.9, (1.0, 1.0, 0.375), (1.2, 0.8, 0.75))
+    mug = Detection("mug", 0.9, (0.8, 1.0, 0.88), (0.08, 0.08, 0.1))  # 8 cm above the top
+    for gap, on in ((0.05, []), (0.1, [2])):
+        config = TrackerConfig(relations=RelationConfig(on_gap_m=gap))
+        with ObjectMemory.open(config=config) as mem:
+            for t in range(6):
+                mem.observe(float(t), [table, mug])
+            assert [o.id for o in mem.related(1, "on")] == on
+            assert mem.rebuild_from_log().relations_snapshot() == \
+                mem._state.relations_snapshot()
+    assert TrackerConfig.from_dict({"relations": {"on_gap_m": 0.1}}).relations.on_gap_m == 0.1
+    with pytest.raises(InvalidInput, match="relations must be a RelationConfig"):
+        TrackerConfig(relations={"on_gap_m": 0.1})

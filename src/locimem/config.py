@@ -8,15 +8,17 @@ the same memory. The config only shapes *new* decisions and how beliefs are read
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from locimem.check import check_float, check_int
 from locimem.errors import InvalidInput
+from locimem.scene.relations import RelationConfig
 
 _INTS = {"promote_after", "revive_after", "doubt_after_misses", "move_confirm_after",
          "promote_after_camera", "delta_confirm_after", "keyframes_kept"}
 _OPTIONAL = {"human_label_weight", "revive_after"}
+_NESTED = {"relations": RelationConfig}
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +102,12 @@ class TrackerConfig:
     ``delta_size_ratio`` times larger or smaller on any axis a ``geometry`` one; a delta is
     confirmed after ``delta_confirm_after`` supporting sightings (or looks that missed it).
     Keyframes: up to ``keyframes_kept`` frames per object are kept as evidence.
+
+    Relations (on, in, under, next_to, near): the thresholds of their geometric predicates,
+    ``relations`` (a :class:`~locimem.scene.relations.RelationConfig`).
+
+    >>> TrackerConfig(relations=RelationConfig(on_gap_m=0.08)).relations.on_gap_m
+    0.08
     """
 
     tight_radius_m: float = 0.2
@@ -144,10 +152,16 @@ class TrackerConfig:
     delta_size_ratio: float = 1.5
     delta_confirm_after: int = 3
     keyframes_kept: int = 5
+    relations: RelationConfig = field(default_factory=RelationConfig)
 
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
+            if f.name in _NESTED:
+                if not isinstance(value, _NESTED[f.name]):
+                    raise InvalidInput(f"{f.name} must be a {_NESTED[f.name].__name__}, got "
+                                       f"{type(value).__name__}")
+                continue
             if f.name in _OPTIONAL and value is None:
                 continue
             if f.name in _INTS:
@@ -205,4 +219,11 @@ class TrackerConfig:
         unknown = sorted(set(data) - known)
         if unknown:
             raise InvalidInput(f"unknown TrackerConfig field(s): {', '.join(unknown)}")
+        data = dict(data)
+        for name, kind in _NESTED.items():
+            if isinstance(data.get(name), dict):
+                try:
+                    data[name] = kind(**data[name])
+                except TypeError as exc:
+                    raise InvalidInput(f"{name}: {exc}") from None
         return cls(**data)

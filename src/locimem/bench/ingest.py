@@ -124,8 +124,9 @@ def _floor(source: Path, target: Path, first_commit: int, durable: bool) -> list
         obs = src.execute("SELECT * FROM observations WHERE commit_id = ?", (cid,)).fetchall()
         events = src.execute("SELECT * FROM events WHERE commit_id = ?", (cid,)).fetchall()
         ids = sorted({o[5] for o in obs if o[5] is not None} | {e[5] for e in events})
-        objects = [src.execute(f"SELECT {_OBJECT_COLUMNS} FROM objects WHERE id = ?",
-                               (i,)).fetchone() for i in ids]
+        found = (src.execute(f"SELECT {_OBJECT_COLUMNS} FROM objects WHERE id = ?",
+                             (i,)).fetchone() for i in ids)
+        objects = [o for o in found if o is not None]  # (ended identities have no row)
         per_commit.append((row, obs, events, objects))
     src.close()
     dst = sqlite3.connect(target, isolation_level=None)

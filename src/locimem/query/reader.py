@@ -296,13 +296,14 @@ class MemoryReader:
         store, scope = self.store, self._scope
         lost_after = self._config.lost_after_s
         cell = self._config.drift_radius_m
-        state = MemoryState(grid_cell_m=cell)
+        relations = self._config.relations
+        state = MemoryState(grid_cell_m=cell, relations=relations)
         if from_log:
             checkpoint = store.latest_checkpoint(scope, until_commit)
             after = 0
             if checkpoint is not None:
                 after, snapshot = checkpoint
-                state = MemoryState.from_snapshot(snapshot, cell)
+                state = MemoryState.from_snapshot(snapshot, cell, relations)
             for record in store.iter_log(scope, after_commit=after, until_commit=until_commit):
                 apply(state, record, lost_after)
         else:

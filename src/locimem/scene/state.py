@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from locimem.scene.levels import level_of, role_of
-from locimem.scene.relations import RelationChange, RelationIndex
+from locimem.scene.relations import RelationChange, RelationConfig, RelationIndex
 from locimem.scene.rooms import RoomMap
 
 if TYPE_CHECKING:
@@ -26,9 +26,9 @@ RECORDED_RELATIONS = ("on", "under", "in", "contains", "next_to")  # "near" is t
 class SceneState:
     """Rooms, and the relation index over the live objects."""
 
-    def __init__(self) -> None:
+    def __init__(self, relations: RelationConfig | None = None) -> None:
         self.rooms = RoomMap()
-        self.relations = RelationIndex()
+        self.relations = RelationIndex(relations)
         self.pending: list[RelationChange] = []
 
     def place(self, obj: ObjectState) -> None:
@@ -43,7 +43,7 @@ class SceneState:
 
     def rebuild(self, objects: Iterable[ObjectState]) -> None:
         """Index every live object from scratch, in the order they settled."""
-        self.relations = RelationIndex()
+        self.relations = RelationIndex(self.relations.config)
         live = sorted((o for o in objects if o.promoted and not o.lost),
                       key=lambda o: (o.place_t, o.id))
         for obj in live:

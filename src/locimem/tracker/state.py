@@ -15,6 +15,7 @@ import numpy as np
 
 from locimem.index.features import FeatureMatrix
 from locimem.index.grid import SpatialGrid
+from locimem.scene.relations import RelationConfig
 from locimem.scene.rooms import RoomMap
 from locimem.scene.state import SceneState
 
@@ -222,7 +223,8 @@ class RejectionState:
 class MemoryState:
     """All objects of one scope, the time of the latest scan, and store-wide counters."""
 
-    def __init__(self, grid_cell_m: float = 1.0) -> None:
+    def __init__(self, grid_cell_m: float = 1.0, relations: RelationConfig | None = None
+                 ) -> None:
         self.objects: dict[int, ObjectState] = {}
         self.now: float | None = None  # t of the latest commit; None before the first
         self.next_object_id = 1
@@ -234,7 +236,7 @@ class MemoryState:
         self.grid = SpatialGrid(grid_cell_m)
         self.features = FeatureMatrix()  # mean embeddings, for re-finding by appearance
         self.tomb_grid = SpatialGrid(grid_cell_m)
-        self.scene = SceneState()
+        self.scene = SceneState(relations)
         # the long-term (prior) map: object id -> entry; its deltas: delta id -> delta; and
         # keyframe evidence: object id -> kept frames. Plain JSON data, set by PRIOR, DELTA
         # and KEYFRAME events (each event carries the new value whole).
@@ -330,9 +332,10 @@ class MemoryState:
         return {f"{s} {r} {o}": c for (s, r, o), c in sorted(self.scene.relations.all().items())}
 
     @classmethod
-    def from_snapshot(cls, data: dict[str, Any], grid_cell_m: float) -> MemoryState:
+    def from_snapshot(cls, data: dict[str, Any], grid_cell_m: float,
+                      relations: RelationConfig | None = None) -> MemoryState:
         """Inverse of :meth:`snapshot` (keys may have become strings in JSON)."""
-        state = cls(grid_cell_m)
+        state = cls(grid_cell_m, relations)
         state.now = data["now"]
         state.feature_dim = data["feature_dim"]
         state.objects = {int(k): ObjectState.from_dict(v) for k, v in data["objects"].items()}

@@ -79,7 +79,7 @@ def iter_story(memory: MemoryReader) -> Iterator[StoryFrame]:
     hidden = set(memory._hidden())  # forgotten now: hidden from every read, past ones too
     checkpoints = _checkpoint_ids(memory, until)
     lost_after = config.lost_after_s
-    state = MemoryState(grid_cell_m=config.drift_radius_m)
+    state = MemoryState(grid_cell_m=config.drift_radius_m, relations=config.relations)
     frame_t: float | None = None
     pending: list[Event] = []
     last_commit = 0
@@ -133,7 +133,7 @@ def _at_checkpoint(state: MemoryState, commit: int, checkpoints: dict[int, None]
     found = memory.store.latest_checkpoint(memory.scope, commit)
     assert found is not None and found[0] == commit
     config = memory.config
-    out = MemoryState.from_snapshot(found[1], config.drift_radius_m)
+    out = MemoryState.from_snapshot(found[1], config.drift_radius_m, config.relations)
     out.rebuild_indexes(config.lost_after_s)
     return out
 

@@ -298,3 +298,23 @@ def test_two_same_label_objects_8cm_apart_keep_their_ids_through_noise_and_misse
         assert mem.events(kind=["MERGED", "SPLIT", "LOST", "EXPIRED"]) == []
         # a detection that lands nearer the other cup goes there: rare at this noise
         assert wrong / total < 0.03, (wrong, total)
+
+
+def test_what_moved_lists_moves_and_a_room_keeps_to_its_changes() -> None:
+    with ObjectMemory.open() as mem:
+        mem.define_room("kitchen", [(0, 0), (4, 0), (4, 3), (0, 3)])
+        mem.define_room("living room", [(4, 0), (8, 0), (8, 3), (4, 3)])
+        mug = lambda x: Detection("mug", 0.9, (x, 1.0, 0.8), (0.1, 0.1, 0.1))  # noqa: E731
+        book = Detection("book", 0.9, (5.0, 1.0, 0.8), (0.1, 0.1, 0.1))
+        for t in range(6):
+            mem.observe(float(t), [mug(1.0), book])
+        for t in range(10, 20):  # the mug slides 80 cm along the counter; a vase appears
+            mem.observe(float(t), [mug(1.8), book,
+                                   Detection("vase", 0.9, (6.0, 2.0, 0.8), (0.1, 0.1, 0.1))])
+        moved = mem.query("what moved today")
+        assert [c.object_id for c in moved.changes] == [1]
+        assert moved.text == "Since t=0.0 s: #1 mug: appeared, confirmed, moved."
+        living = mem.query("what changed in the living room")
+        assert [c.object_id for c in living.changes] == [2, 3]  # not the kitchen's mug
+        assert mem.query("what moved in the living room").text == (
+            "Since t=0.0 s in the living room: nothing moved.")

@@ -142,9 +142,15 @@ def answer_query(reader: MemoryReader, text: str, here: Any = None) -> QueryResu
     if kind is IntentKind.CHANGES_SINCE:
         since = resolve_time(intent.t if intent.t is not None else 0.0, intent.t_kind, now)
         changes = reader.changes_since(since)
-        body = "; ".join(sanitize(c.text(), 200) for c in changes[:LIST_LIMIT]) or \
-            "nothing changed"
-        return QueryResult(intent, f"Since t={since:.1f} s: {body}.", changes=tuple(changes))
+        if intent.relation == "moved":  # "what moved": the objects that moved, not every change
+            changes = [c for c in changes if "moved" in c.changes]
+        if intent.room is not None:  # "what changed in the kitchen": there now, or moved from it
+            changes = [c for c in changes if _touches_room(reader, c, intent.room)]
+        where = f" in the {sanitize(intent.room)}" if intent.room is not None else ""
+        none = "nothing moved" if intent.relation == "moved" else "nothing changed"
+        body = "; ".join(sanitize(c.text(), 200) for c in changes[:LIST_LIMIT]) or none
+        return QueryResult(intent, f"Since t={since:.1f} s{where}: {body}.",
+                           changes=tuple(changes))
 
     if kind is IntentKind.STALE:
         before = resolve_time(intent.t if intent.t is not None else 0.0, intent.t_kind, now)
@@ -176,6 +182,23 @@ def answer_query(reader: MemoryReader, text: str, here: Any = None) -> QueryResu
                            found=bool(found))
 
     raise InvalidInput(f"I cannot answer {text!r}")  # pragma: no cover - every kind is routed
+
+
+def _touches_room(reader: Any, change: Any, room: str) -> bool:
+    """Whether an object's changes concern ``room``: it is there now, or one of its moves
+    started or ended there."""
+    try:
+        if reader.room_of(change.object_id) == room:
+            return True
+    except NotFound:  # gone since (merged away, forgotten): judge by its events
+        pass
+    rooms = reader._state.scene.rooms
+    for ev in change.events:
+        for key in ("from", "to", "center"):
+            point = ev.data.get(key)
+            if isinstance(point, list) and len(point) == 3 and rooms.room_at(point) == room:
+                return True
+    return False
 
 
 __all__ = ["QueryResult", "answer_query", "resolve_time"]

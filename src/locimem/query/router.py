@@ -360,16 +360,20 @@ def _changes(text: str, low: str, ws: Phrase, vocab: Vocabulary) -> Intent | Non
     if not re.search(r"\b(chang\w*|different|happen\w*|moved|updates?)\b", low) and \
             not re.search(r"\b(what is|what|anything|something) new\b", low):
         return None
+    # "what moved": moves only; "in the living room": that room's changes only
+    only = "moved" if re.search(r"\bmoved\b", low) else None
+    rooms = vocab.matches(ws, rooms=True)
+    room = rooms[0][2] if rooms else None
     m = re.search(r"\b(since|after|from)\b(.*)$", low)
     if m:
         t, kind = _time_fields(m.group(2))
-        return Intent(IntentKind.CHANGES_SINCE, text, t=t, t_kind=kind)
+        return Intent(IntentKind.CHANGES_SINCE, text, t=t, t_kind=kind, relation=only, room=room)
     m = re.search(r"\b(?:in|during|over|within) (?:the )?(?:last|past) .*$", low)
     if m:
         t, kind = _time_fields(m.group(0))
-        return Intent(IntentKind.CHANGES_SINCE, text, t=t, t_kind=kind)
+        return Intent(IntentKind.CHANGES_SINCE, text, t=t, t_kind=kind, relation=only, room=room)
     if re.search(r"\b(what|anything|has|have|did|any)\b", low):
-        return Intent(IntentKind.CHANGES_SINCE, text)
+        return Intent(IntentKind.CHANGES_SINCE, text, relation=only, room=room)
     return None
 
 

@@ -304,14 +304,17 @@ class _PlaceCheck:
 
     def vacated(self, obj: ObjectState, dist: float) -> bool:
         """Whether a far sighting may move the object at once: without a camera, or when
-        looks since its last sighting missed it ``doubt_after_misses`` times, yes (the design's
-        time-only model; a move); with one, when it saw a promoted object's place empty (the
+        it is doubted (looks since its last sighting missed it, and it is no longer confident),
+        yes (the design's time-only model; a move); with one, when it saw a promoted object's place empty (the
         middle third of its box: its estimate may be off by a few centimetres), or did not
         have it in view and the sighting is beyond the drift radius (re-identified elsewhere)
         — not when the place was in view and not seen empty (occupied, occluded, too small for
         the depth image) or, for a nearer sighting, out of view: that move waits for
         consistent sightings."""
-        if self.camera is None or obj.n_missed >= self.config.doubt_after_misses:
+        config = self.config
+        if self.camera is None or (  # doubted: looks since its last sighting missed it
+                obj.n_missed >= config.doubt_after_misses
+                and math.exp(-obj.absence_s / config.tau_s) < config.publish_min):
             return True
         if obj.id not in self._cache:  # a conservative look: only the box's middle third
             self._cache[obj.id] = int(self._looks([obj.id], uncertainty_m=math.inf).states[0])

@@ -305,8 +305,9 @@ class _PlaceCheck:
     def vacated(self, obj: ObjectState, dist: float) -> bool:
         """Whether a far sighting may move the object at once: without a camera, or when
         it is doubted (looks since its last sighting missed it, and it is no longer confident),
-        yes (the design's time-only model; a move); with one, when it saw a promoted object's place empty (the
-        middle third of its box: its estimate may be off by a few centimetres), or did not
+        yes (the design's time-only model; a move); with one, when it saw a promoted
+        object's place empty (the middle third of its box: its estimate may be off by a few
+        centimetres), or did not
         have it in view and the sighting is beyond the drift radius (re-identified elsewhere)
         — not when the place was in view and not seen empty (occupied, occluded, too small for
         the depth image) or, for a nearer sighting, out of view: that move waits for

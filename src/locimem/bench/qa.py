@@ -52,6 +52,7 @@ import numpy as np
 from locimem.geometry import in_view
 from locimem.memory import ObjectMemory
 from locimem.model import Detection
+from locimem.sim.perception import NoiseModel
 from locimem.sim.scenario import Scenario, ScenarioBuilder
 from locimem.sim.scenarios import NAMES, build
 from locimem.sim.world import Furniture, World, build_world
@@ -179,7 +180,38 @@ def qa_removals(seed: int = 11) -> Scenario:
     return b.build()
 
 
-QA_SCENARIOS = {"qa_removals": qa_removals}
+def qa_moves(seed: int = 12) -> Scenario:
+    """Things carried between rooms, seen by a detector without embeddings or track ids (so
+    only the places tell the story): a candle taken from the kitchen table to the living room
+    while the robot is in the office, a laptop from the office desk to the kitchen counter
+    while it is in the living room, and a clock carried from the coffee table to the office
+    desk while watched — each the only thing with its label, so which one went where is
+    known. Asks "where did X go" (and the rest) about them."""
+    world = build_world(seed, rooms=("kitchen", "living", "office"), objects_per_surface=(0, 0))
+    noise = NoiseModel(range_sigma_per_m=0.01, features=False, track_ids=False)
+    b = ScenarioBuilder("qa_moves", world, seed=seed, noise=noise)
+    candle = b.add("candle", "kitchen/table", setup=True)
+    laptop = b.add("laptop", "office/desk", setup=True)
+    clock = b.add("clock", "living/coffee_table", setup=True)
+    for label, furniture in (("bowl", "kitchen/counter"), ("book", "living/side_table"),
+                             ("mug", "office/desk"), ("plant", "living/bookcase")):
+        b.add(label, furniture, setup=True)  # things that stay
+    for room in ("kitchen", "living", "office"):
+        b.survey(room, 8)
+    b.move_to(candle, "living/coffee_table")  # while the robot is in the office
+    b.survey("living", 8)
+    b.move_to(laptop, "kitchen/counter")  # while the robot is in the living room
+    b.survey("kitchen", 8)
+    b.survey("office", 8)
+    b.look("living/coffee_table", 6)
+    b.move_to(clock, "office/desk")  # watched: picked up in view
+    b.look("living/coffee_table", 10)
+    for room in ("office", "kitchen", "living"):
+        b.survey(room, 8)
+    return b.build()
+
+
+QA_SCENARIOS = {"qa_removals": qa_removals, "qa_moves": qa_moves}
 QA_NAMES: tuple[str, ...] = (*NAMES, *QA_SCENARIOS)
 
 

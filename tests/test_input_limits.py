@@ -73,7 +73,7 @@ def test_an_image_path_keeps_its_spaces_but_not_control_characters():
     assert Camera(**CAM, image="runs/day 1/frame  0001.png").image == "runs/day 1/frame  0001.png"
     assert Camera(**CAM, image=" a.png").image == " a.png"
     for bad in ("a\nb.png", "a\x00.png", "a\u202e.png", ""):
-        with pytest.raises(InvalidInput, match="camera.image"):
+        with pytest.raises(InvalidInput, match=r"camera\.image"):
             Camera(**CAM, image=bad)
 
 

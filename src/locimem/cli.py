@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from locimem.errors import LocimemError
+from locimem.errors import IntegrityError, InvalidInput, LocimemError
 from locimem.memory import ObjectMemory
 from locimem.model import Event, EventKind, ObjectStatus
 from locimem.query.hedge import sanitize
@@ -382,20 +382,41 @@ def cmd_export(args: argparse.Namespace) -> int:
     from locimem.interchange.export import export_memory
 
     r = export_memory(args.store, args.target, scope=scope, scene=args.scene,
-                      progress=_progress(args))
+                      progress=_progress(args), hmac_key=_hmac_key(args))
     print(f"wrote {r.directory}: {r.files} files, {r.bytes:,} bytes ({_row_counts(r.counts)}) in "
-          f"{r.seconds:.1f} s; manifest.json lists each file's SHA-256")
+          f"{r.seconds:.1f} s; manifest.json lists each file's SHA-256"
+          f"{' and is signed (HMAC-SHA256)' if r.signed else ''}")
     return 0
+
+
+def _hmac_key(args: argparse.Namespace) -> bytes | None:
+    """The bytes of ``--hmac-key-file`` (the whole file is the key), or None."""
+    if args.hmac_key_file is None:
+        return None
+    try:
+        return Path(args.hmac_key_file).read_bytes()
+    except OSError as exc:
+        raise InvalidInput(f"cannot read the HMAC key file {args.hmac_key_file!r}: "
+                           f"{exc.strerror}") from None
+
+
+def _prior_entries(data: dict[str, Any], directory: str) -> list[dict[str, Any]]:
+    """The prior-map entries of a memory.json's objects (confirmed and doubted ones)."""
+    try:
+        return [{k: o[k] for k in ("label", "center", "size", "orientation", "attributes")
+                 if o.get(k) is not None} | {"id": o["id"]} for o in data["objects"]
+                if o["status"] in PRIOR_STATUSES]
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise IntegrityError(f"memory.json of {directory!r} has an object that is not one "
+                             f"(missing or wrong {exc}); export the memory again") from None
 
 
 def cmd_import(args: argparse.Namespace) -> int:
     if args.prior:
         from locimem.interchange.directory import read_memory
 
-        manifest, data = read_memory(args.directory)  # every checksum verified first
-        entries = [{k: o[k] for k in ("label", "center", "size", "orientation", "attributes")
-                    if o.get(k) is not None} | {"id": o["id"]} for o in data["objects"]
-                   if o["status"] in PRIOR_STATUSES]
+        manifest, data = read_memory(args.directory, hmac_key=_hmac_key(args))  # verified first
+        entries = _prior_entries(data, args.directory)
         scene = args.scene or manifest.scene or manifest.scope
         with ObjectMemory.open(args.store, scope=args.scope or "default") as mem:
             ids = mem.load_prior(entries, scene=scene, actor=args.actor,
@@ -405,7 +426,8 @@ def cmd_import(args: argparse.Namespace) -> int:
         return 0
     from locimem.interchange.load import import_memory
 
-    r = import_memory(args.directory, args.store, scope=args.scope, progress=_progress(args))
+    r = import_memory(args.directory, args.store, scope=args.scope, progress=_progress(args),
+                      hmac_key=_hmac_key(args))
     print(f"{'created' if r.created else 'imported into'} {r.store}, scope {r.scope!r}: "
           f"{_row_counts(r.counts)} "
           f"(every checksum verified) in {r.seconds:.1f} s")
@@ -594,6 +616,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scene", help="a scene name for the manifest (default: the scope)")
     p.add_argument("--include-tentative", action="store_true",
                    help="USD: also export objects not yet confirmed")
+    p.add_argument("--hmac-key-file", metavar="FILE",
+                   help="sign the manifest with HMAC-SHA256, keyed by this file's bytes (at "
+                        "least 16); import then needs the same key")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_export)
 
@@ -609,6 +634,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "compared with (see locimem deltas)")
     p.add_argument("--scene", help="--prior: the prior map's name (default: the directory's)")
     p.add_argument("--actor", default="operator", help="--prior: who loads it (for the audit)")
+    p.add_argument("--hmac-key-file", metavar="FILE",
+                   help="the key a signed export was made with (this file's bytes); a signed "
+                        "directory is refused without it, an unsigned one with it")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_import)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -708,6 +709,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args))
     except LocimemError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except sqlite3.DatabaseError as exc:  # damage the open check could not see
+        store = getattr(args, "store", None) or "STORE"
+        print(f"error: the store is damaged ({exc}); run `locimem validate {store}` to see "
+              "where", file=sys.stderr)
         return 2
     except BrokenPipeError:  # e.g. `locimem events STORE | head`
         return 0

@@ -88,7 +88,7 @@ def test_answers_quote_labels_so_they_read_as_names(mem):
     assert f"The {INJECT} (#1)" not in a.text
     r = mem.tools().call("where_is", {"name": INJECT})
     assert f'"{INJECT}" (#1)' in r["answer"]
-    r = mem.tools().call("answer", {"question": f"where is the {INJECT}?"})
+    r = mem.tools().call("ask_memory", {"question": f"where is the {INJECT}?"})
     assert f'"{INJECT}" (#1)' in r["answer"]
 
 

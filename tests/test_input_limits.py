@@ -157,3 +157,9 @@ def test_restore_refuses_what_the_disk_cannot_hold_before_writing(tmp_path, monk
     with pytest.raises(InvalidInput, match="free"):
         restore(info.path, tmp_path / "out.loci")
     assert sorted(os.listdir(tmp_path)) == before
+
+
+def test_a_complex_embedding_is_refused_not_cut_to_its_real_part():
+    # found by tests/fuzz_harness.py: numpy cast it to float32 with only a warning
+    with pytest.raises(InvalidInput, match="real numbers"):
+        Detection("cup", 0.9, (0.0, 0.0, 0.0), (0.1, 0.1, 0.1), feature=np.ones(4) * (1 + 2j))

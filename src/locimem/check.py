@@ -99,8 +99,15 @@ def check_label(value: Any, name: str = "label") -> str:
 def check_feature(value: Any, name: str = "feature") -> np.ndarray:
     """An embedding: a 1-D array of finite numbers with a non-zero norm, as float32."""
     try:
-        arr = np.asarray(value, dtype=np.float32)
-    except (TypeError, ValueError) as exc:
+        raw = np.asarray(value)
+        if raw.dtype.kind == "c":
+            raise InvalidInput(f"{name} must hold real numbers, got dtype {raw.dtype}")
+        with np.errstate(over="ignore"):  # past float32's range: refused as not finite below
+            arr = raw.astype(np.float32) if raw.dtype.kind in "biuf" else \
+                np.asarray(value, dtype=np.float32)
+    except (TypeError, ValueError, OverflowError) as exc:
+        if isinstance(exc, InvalidInput):
+            raise
         raise InvalidInput(f"{name} must be a 1-D array of numbers: {exc}") from None
     if arr.ndim != 1 or arr.size == 0:
         raise InvalidInput(f"{name} must be a non-empty 1-D array, got shape {arr.shape}")

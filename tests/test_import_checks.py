@@ -291,3 +291,16 @@ def test_cli_import_prior_of_deeply_nested_json_is_one_line(exported, tmp_path):
     proc = _run("import", str(copy), str(tmp_path / "m.loci"), "--prior")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
     assert not (tmp_path / "m.loci").exists()
+
+
+def test_validate_checks_a_signature_only_with_the_key(signed):
+    from locimem.interchange.validate import validate_directory
+
+    unchecked = validate_directory(signed)
+    assert unchecked.ok
+    assert [w.message for w in unchecked.warnings] == [
+        "the directory is signed (HMAC-SHA256); its signature was not checked (no key given)"]
+    assert validate_directory(signed, hmac_key=KEY).ok
+    wrong = validate_directory(signed, hmac_key=b"another key of 16+ bytes")
+    assert [v.rule for v in wrong.violations] == ["directory_imports"]
+    assert "signature does not match" in wrong.violations[0].message

@@ -441,7 +441,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 def cmd_validate(args: argparse.Namespace) -> int:
     from locimem.interchange.validate import validate
 
-    report = validate(args.target)
+    report = validate(args.target, hmac_key=_hmac_key(args))
     if args.json:
         print(json.dumps(report.to_dict(), sort_keys=True, indent=2))
     else:
@@ -645,6 +645,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "exported directory; exit 1 if any is violated")
     p.add_argument("target", metavar="STORE|DIR", help="a store file or an exported directory")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    p.add_argument("--hmac-key-file", metavar="FILE",
+                   help="DIR: also check the signature of a signed export with this key")
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("snapshot", help="write a compressed, checksummed copy of a store, "

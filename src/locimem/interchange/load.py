@@ -115,9 +115,17 @@ def import_memory(directory: str | os.PathLike[str], store_path: str | os.PathLi
         StoreLocked: the store is open for writing.
         NotAStore: ``store_path`` is not a locimem store.
     """
+    return _import_memory(directory, store_path, scope=scope, progress=progress,
+                          hmac_key=hmac_key, check_signature=True)
+
+
+def _import_memory(directory: str | os.PathLike[str], store_path: str | os.PathLike[str], *,
+                   scope: str | None, progress: Progress | None, hmac_key: bytes | None,
+                   check_signature: bool) -> ImportReport:
     started = time.perf_counter()
     source = Path(directory)
-    manifest = verify_directory(source, progress=progress, hmac_key=hmac_key)
+    manifest = verify_directory(source, progress=progress, hmac_key=hmac_key,
+                                check_signature=check_signature)
     target_scope = manifest.scope if scope is None else check_scope(scope)
     dest = Path(store_path)
     if not dest.parent.is_dir():

@@ -211,7 +211,8 @@ domain."""
 MAX_FEATURE_DIM = 4096
 """The widest embedding accepted, in floats (one store uses one width)."""
 MAX_ID = 2**63 - 1
-"""Object ids, record seqs and commit ids are SQLite integers: 0 <= id <= 2**63 - 1."""
+"""Object ids, record seqs and commit ids are SQLite integers (64-bit, signed); locimem's own
+are >= 1."""
 
 
 def check_coordinate_domain(value: Any, name: str) -> tuple[float, float, float]:
@@ -241,12 +242,15 @@ def check_distance_domain(value: Any, name: str) -> float:
 
 
 def check_object_id(value: Any, name: str = "object_id") -> int:
-    """An object id as the store keeps it: an integer in [0, 2**63 - 1]."""
+    """An id to look up: an integer a SQLite store can hold, in [-2**63, 2**63 - 1] (one
+    outside that range cannot name anything; one inside it that names nothing is for the
+    caller to report as :class:`~locimem.errors.NotFound`)."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise InvalidInput(f"{name} must be an integer, got {_describe(value)}")
     out = int(value)
-    if not 0 <= out <= MAX_ID:
-        raise InvalidInput(f"{name} must be an integer in [0, 2**63 - 1], got {out}")
+    if not -MAX_ID - 1 <= out <= MAX_ID:
+        raise InvalidInput(f"{name} must be an integer that fits in 64 bits (at most 2**63 - 1 "
+                           f"= {MAX_ID}), got {out}")
     return out
 
 

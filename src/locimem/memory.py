@@ -123,7 +123,7 @@ class ObjectMemory(MemoryReader):
                 extra) for the label embeddings.
             check: how an existing file is checked before it is read (see
                 :mod:`locimem.store.open_check`): ``"quick"`` (SQLite's ``quick_check`` on
-                files up to 256 MiB, the header and schema on larger ones), ``"header"``
+                files up to 64 MiB, the header and schema on larger ones), ``"header"``
                 (header and schema only) or ``"off"``.
 
         Raises:

@@ -6,8 +6,10 @@ one of :data:`OPEN_CHECKS` on an existing file before anything else reads it:
 ``"quick"`` (the default)
     The header check below; then, on files up to :data:`QUICK_CHECK_MAX_BYTES`, SQLite's
     ``PRAGMA quick_check`` (every b-tree page and record walked, indexes not compared with
-    their tables: linear in the file, about 2 ms per MB here). Larger files get the header
-    and schema checks only; run ``locimem validate`` on them now and then.
+    their tables: linear in the file — 212 ms for a 24 MB store of 100k observations, 2.2 s
+    for 165 MB / 1M observations, measured on a shared 2-core machine under load, where the
+    open itself took about 4 s). Larger files get the header and schema checks only; run
+    ``locimem validate`` on them now and then.
 ``"header"``
     The 100-byte SQLite header (magic, page size, and — when SQLite keeps it and no
     write-ahead log is pending — the page count, which a truncated file no longer matches)
@@ -32,9 +34,9 @@ __all__ = ["OPEN_CHECKS", "QUICK_CHECK_MAX_BYTES", "check_on_open", "check_open_
            "corrupt"]
 
 OPEN_CHECKS = ("quick", "header", "off")
-QUICK_CHECK_MAX_BYTES = 256 << 20
-"""Files up to this size (256 MiB) get ``PRAGMA quick_check`` at open; larger ones the header
-and schema checks only."""
+QUICK_CHECK_MAX_BYTES = 64 << 20
+"""Files up to this size (64 MiB, about 250k observations) get ``PRAGMA quick_check`` at open;
+larger ones the header and schema checks only."""
 _TABLES = ("meta", "commits", "observations", "events", "objects", "tombstones",
            "rejection_keys", "scene", "checkpoints")
 _MAGIC = b"SQLite format 3\x00"

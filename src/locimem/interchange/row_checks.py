@@ -37,6 +37,7 @@ _SIZES = frozenset({"sx", "sy", "sz", "place_sx", "place_sy", "place_sz"})
 _UNIT = frozenset({("observations", "confidence"), ("observations", "weight")})
 _LABELS = frozenset({"label", "pinned_label", "track_id"})
 _NON_EMPTY_LABELS = frozenset({("objects", "label"), ("observations", "label")})
+_DOMAIN_COLUMNS = _COORDS | _SIZES | {column for _, column in _UNIT}
 # keys of JSON objects whose values are places or extents (metres, map frame)
 _JSON_PLACES = frozenset({"center", "position", "polygon", "place", "z_range"})
 _JSON_SIZES = frozenset({"size"})
@@ -48,7 +49,11 @@ def row_problem(table: str, columns: tuple[str, ...], codecs: tuple[str, ...],
     ``columns`` order, JSON columns not yet encoded), or None. ``types`` maps a column to its
     declared SQLite type and whether it is ``NOT NULL``."""
     for column, codec, value in zip(columns, codecs, values, strict=True):
-        problem = _value_problem(table, column, codec, types.get(column, ("", False)), value)
+        declared = types.get(column, ("", False))
+        if codec == "v" and value.__class__ is float and declared[0] == "REAL" and \
+                column not in _DOMAIN_COLUMNS and math.isfinite(value):
+            continue  # the common case, without a call
+        problem = _value_problem(table, column, codec, declared, value)
         if problem is not None:
             return f"{column} {problem}"
     return None
@@ -93,6 +98,8 @@ def _value_problem(table: str, column: str, codec: str, declared: tuple[str, boo
 
 
 def _text_problem(value: str) -> str | None:
+    if value.isascii() and value.isprintable():  # the common case: no control, format or
+        return None  # surrogate character can be in it
     try:
         check_clean_chars(value, "it")
     except InvalidInput as exc:

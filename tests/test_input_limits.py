@@ -69,8 +69,13 @@ def test_embedding_width_is_bounded_and_fixed_per_store(mem):
         mem.observe(2.0, [det("cup", 1.0, 1.0, feature=np.ones(16))])
 
 
-def test_an_image_path_keeps_its_spaces_but_not_control_characters():
-    assert Camera(**CAM, image="runs/day 1/frame  0001.png").image == "runs/day 1/frame  0001.png"
+def test_an_image_path_keeps_its_spaces_but_not_control_characters(mem):
+    path = "runs/day 1/frame  0001.png"
+    cam = Camera(**{**CAM, "fov_deg": 90.0, "range_m": 10.0}, image=path)
+    assert cam.image == path
+    for t in range(4):
+        mem.observe(float(t), [det("cup", 2.0, 0.0, 1.0)], camera=cam)
+    assert {k.image for k in mem.keyframes(1)} == {path}  # kept with the evidence, verbatim
     assert Camera(**CAM, image=" a.png").image == " a.png"
     for bad in ("a\nb.png", "a\x00.png", "a\u202e.png", ""):
         with pytest.raises(InvalidInput, match=r"camera\.image"):

@@ -47,7 +47,15 @@ Decisions:
   that field): an edited manifest is refused like an edited file. To import under another
   scope, pass ``scope=`` rather than editing it.
 * Ids (objects, record seqs, commits) are file-wide in a store. The manifest gives the range
-  of each (:mod:`locimem.interchange.load` checks them against the target store).
+  of each (:mod:`locimem.interchange.load` checks them against the target store), at most
+  :data:`MAX_IMPORT_ID`.
+* The checksums are an *integrity* check, not an *authenticity* one: whoever can edit a file
+  can recompute them. An export made with an HMAC key carries ``hmac_sha256``, an
+  HMAC-SHA256 of the manifest's canonical JSON without its two checksum fields (the manifest
+  lists every file's SHA-256, so it covers them all); import checks it with the same key and
+  refuses a signed directory without one. Either way, import checks every row
+  (:mod:`locimem.interchange.row_checks`) and validates the result before the target is
+  touched.
 """
 
 from __future__ import annotations

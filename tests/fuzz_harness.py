@@ -2,8 +2,9 @@
 bytes and passed to ``observe``, and ``tools().call`` with fuzzed names and arguments.
 
 The property: every exception is a :class:`~locimem.errors.LocimemError` (``ToolError`` for the
-tools), and no tool call ends in the tools' "internal error" (which wraps an untyped exception).
-Anything else is a finding.
+tools), no tool call ends in the tools' "internal error" (which wraps an untyped exception),
+and no warning escapes (numpy's cast warnings meant a value was silently changed). Anything
+else is a finding.
 
 Run it under atheris (``pip install atheris``), coverage-guided, for a bounded time::
 
@@ -193,6 +194,7 @@ def main() -> None:  # pragma: no cover - run by hand, or by tests/test_fuzz_ath
     import atheris
 
     harness = Harness()
+    warnings.simplefilter("error")  # a warning the library lets out (a silent cast) is a finding
 
     def test_one_input(data: bytes) -> None:
         harness.one_input(atheris.FuzzedDataProvider(data))

@@ -292,7 +292,8 @@ def check_depth_image(value: Any, name: str = "camera.depth") -> np.ndarray:
         raise InvalidInput(f"{name} must hold numbers, got dtype {raw.dtype}")
     if raw.ndim != 2 or min(raw.shape) < 1:
         raise InvalidInput(f"{name} must be a (h, w) array, got shape {raw.shape}")
-    depth = raw.astype(np.float32)  # a copy, never a view of the caller's array
+    with np.errstate(over="ignore"):  # beyond float32: inf, which reads as "no reading"
+        depth = raw.astype(np.float32)  # a copy, never a view of the caller's array
     depth.setflags(write=False)
     return depth
 

@@ -26,31 +26,33 @@ def home():
 
 @pytest.mark.parametrize(("question", "kind", "text", "cited"), [
     ("Where is the cup?", "where_is",
-     "The cup (#2) is on the table (#1) in the kitchen; last seen just now (t=45.0 s).", (2, 1)),
+     'The "cup" (#2) is on the "table" (#1) in the kitchen; last seen just now (t=45.0 s).',
+     (2, 1)),
     ("which room is the phone in", "which_room",
-     "The phone (#7) is in the living; last seen just now (t=45.0 s).", (7,)),
-    ("what's on the table", "relational", "On the table (#1): cup (#2), mug (#3).", (1, 2, 3)),
-    ("is there a mug on the table", "relational", "On the table (#1): mug (#3).", (1, 3)),
-    ("what is in the drawer?", "relational", "In the drawer (#5): key (#6).", (5, 6)),
-    ("what's in the office", "room", "In the office: book (#9, unconfirmed).", (9,)),
+     'The "phone" (#7) is in the living; last seen just now (t=45.0 s).', (7,)),
+    ("what's on the table", "relational", 'On the "table" (#1): "cup" (#2), "mug" (#3).',
+     (1, 2, 3)),
+    ("is there a mug on the table", "relational", 'On the "table" (#1): "mug" (#3).', (1, 3)),
+    ("what is in the drawer?", "relational", 'In the "drawer" (#5): "key" (#6).', (5, 6)),
+    ("what's in the office", "room", 'In the office: "book" (#9, unconfirmed).', (9,)),
     ("is the cup still there?", "still_there",
-     "Yes. The cup (#2) is on the table (#1) in the kitchen; last seen just now (t=45.0 s).",
+     'Yes. The "cup" (#2) is on the "table" (#1) in the kitchen; last seen just now (t=45.0 s).',
      (2, 1)),
     ("Is the book still there", "still_there",
-     "Probably. The book (#9) was last seen just now (t=45.0 s) in the office; I have not "
+     'Probably. The "book" (#9) was last seen just now (t=45.0 s) in the office; I have not '
      "checked since, so it may have moved.", (9,)),
     ("is the plate still there?", "still_there",
-     "No. The plate (#8) is lost: last seen 40 s ago (t=5.0 s) in the kitchen and not seen "
+     'No. The "plate" (#8) is lost: last seen 40 s ago (t=5.0 s) in the kitchen and not seen '
      "since; I gave it up at t=40.0 s.", (8,)),
     ("is the unicorn still here?", "still_there",
      "I have no memory of anything called 'unicorn'.", ()),
     ("where is the plate", "where_is",
-     "The plate (#8) is lost: last seen 40 s ago (t=5.0 s) in the kitchen and not seen since; "
+     'The "plate" (#8) is lost: last seen 40 s ago (t=5.0 s) in the kitchen and not seen since; '
      "I gave it up at t=40.0 s.", (8,)),
     ("what changed since t=30", "changes_since",
-     "Since t=30.0 s: plate (#8) lost; book (#9) appeared.", (8, 9)),
+     'Since t=30.0 s: "plate" (#8) lost; "book" (#9) appeared.', (8, 9)),
     ("what changed in the last 2 seconds", "changes_since",
-     "Since t=43.0 s: book (#9) appeared.", (9,)),
+     'Since t=43.0 s: "book" (#9) appeared.', (9,)),
     ("how do I get from the kitchen to the office", "path", "kitchen -> living -> office.", ()),
     ("find something to drink from", "find", None, None),
 ])

@@ -116,12 +116,12 @@ def test_where_is_cites_and_hedges(home):
     tools = home.tools()
     r = tools.call("where_is", {"name": "cup"})
     assert r["found"] is True and r["cite"] == [1, 2]
-    assert r["answer"] == ("The cup (#2) is on the table (#1) in the kitchen; last seen just "
+    assert r["answer"] == ('The "cup" (#2) is on the "table" (#1) in the kitchen; last seen just '
                            "now (t=45.0 s).")
     assert r["object"]["support"] == {"relation": "on", "id": 1, "label": "table"}
     lost = tools.call("where_is", {"name": "plate"})
     assert lost["object"]["status"] == "lost" and lost["answer"].startswith(
-        "The plate (#8) is lost")
+        'The "plate" (#8) is lost')
     book = tools.call("where_is", {"name": "book"})
     assert "I have not checked since" in book["answer"] and " is " not in book["answer"][:20]
     assert tools.call("where_is", {"name": "unicorn"}) == {
@@ -165,7 +165,8 @@ def test_time_history_describe_scene_and_ask(home):
     scene = tools.call("scene_summary", {"budget_tokens": 2000})
     assert scene["scene"]["omitted"] == 0 and scene["cite"] == list(range(1, 10))
     ask = tools.call("ask_memory", {"question": "what is on the table?"})
-    assert ask["answer"] == "On the table (#1): cup (#2), mug (#3)." and ask["cite"] == [1, 2, 3]
+    assert ask["answer"] == 'On the "table" (#1): "cup" (#2), "mug" (#3).'
+    assert ask["cite"] == [1, 2, 3]
 
 
 def test_arguments_may_come_as_json_text(home):

@@ -50,12 +50,13 @@ def test_lists_and_calls_the_tools_in_process(home):
             assert where.input_schema == home.tools().spec("where_is").parameters
             assert where.annotations.read_only_hint is True
             r = payload(await client.call_tool("where_is", {"name": "cup"}))
-            assert r["cite"] == [1, 2] and r["answer"].startswith("The cup (#2) is on the table")
+            assert r["cite"] == [1, 2]
+            assert r["answer"].startswith('The "cup" (#2) is on the "table"')
             r = payload(await client.call_tool("related_objects", {"name": "table"}))
             assert [o["id"] for o in r["objects"]] == [2, 3]
             r = payload(await client.call_tool("ask_memory", {"question": "what changed since "
                                                                           "t=30"}))
-            assert r["answer"] == "Since t=30.0 s: plate (#8) lost; book (#9) appeared."
+            assert r["answer"] == 'Since t=30.0 s: "plate" (#8) lost; "book" (#9) appeared.'
             bad = await client.call_tool("objects_near_point", {"point": [0, 0, "x"],
                                                                 "radius_m": -1})
             assert bad.is_error is True

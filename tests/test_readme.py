@@ -38,7 +38,7 @@ def test_quick_start_runs_and_prints_what_it_claims(tmp_path, monkeypatch):
         "The mug (#2) is on the kitchen table (#1) in the kitchen; last seen just now (t=10.0 s).",
         "14",
         "[1]",
-        "The mug (#1) is at (0.80, 1.00, 0.80); last seen just now (t=10.0 s).",
+        'The "mug" (#1) is at (0.80, 1.00, 0.80); last seen just now (t=10.0 s).',
         "[('moved', 'confirmed', 2)]",
         "[4.1, 1.0, 0.95] [2]",
     ]

@@ -99,11 +99,19 @@ def check_label(value: Any, name: str = "label") -> str:
 def check_feature(value: Any, name: str = "feature") -> np.ndarray:
     """An embedding: a 1-D array of finite numbers with a non-zero norm, as float32."""
     try:
-        arr = np.asarray(value, dtype=np.float32)
-    except (TypeError, ValueError) as exc:
+        raw = np.asarray(value)
+        if raw.dtype.kind == "c":
+            raise InvalidInput(f"{name} must hold real numbers, got dtype {raw.dtype}")
+        with np.errstate(over="ignore"):  # past float32's range: refused as not finite below
+            arr = raw.astype(np.float32) if raw.dtype.kind in "biuf" else \
+                np.asarray(value, dtype=np.float32)
+    except (TypeError, ValueError, OverflowError) as exc:
+        if isinstance(exc, InvalidInput):
+            raise
         raise InvalidInput(f"{name} must be a 1-D array of numbers: {exc}") from None
     if arr.ndim != 1 or arr.size == 0:
         raise InvalidInput(f"{name} must be a non-empty 1-D array, got shape {arr.shape}")
+    check_feature_width(arr, name)
     if not np.all(np.isfinite(arr)):
         raise InvalidInput(f"{name} must be finite")
     if float(np.linalg.norm(arr)) == 0.0:
@@ -122,7 +130,7 @@ def check_track_id(value: Any, name: str = "track_id") -> str | None:
     out = str(int(value)) if not isinstance(value, str) else value.strip()
     if not out or len(out) > MAX_LABEL_CHARS:
         raise InvalidInput(f"{name} must be 1 to {MAX_LABEL_CHARS} characters")
-    return out
+    return check_clean_chars(out, name)
 
 
 def check_int(value: Any, name: str, *, lo: int | None = None, hi: int | None = None) -> int:
@@ -164,9 +172,7 @@ def check_text(value: Any, name: str, *, max_chars: int = 100) -> str:
         raise InvalidInput(f"{name} must not be empty")
     if len(out) > max_chars:
         raise InvalidInput(f"{name} must be at most {max_chars} characters, got {len(out)}")
-    if any(unicodedata.category(c) == "Cc" for c in out):
-        raise InvalidInput(f"{name} must not contain control characters")
-    return out
+    return check_clean_chars(out, name)
 
 
 def check_attributes(values: Any) -> dict[str, str | float | int | bool]:
@@ -191,3 +197,114 @@ def check_attributes(values: Any) -> dict[str, str | float | int | bool]:
                 f"attribute {name!r} must be a string, number or boolean, got {_describe(value)}"
             )
     return out
+
+
+# -- domains and clean text (issue 13: reliability) -------------------------------------------
+MAX_ABS_COORD_M = 1e6
+"""The documented coordinate domain: every position locimem accepts (detection centres, camera
+positions, query points) has ``|x|, |y|, |z| <= MAX_ABS_COORD_M`` metres in the map frame —
+1000 km, far beyond any map a robot keeps, and small enough that sums, squares and grid cells
+stay exact and finite."""
+MAX_SIZE_M = 2 * MAX_ABS_COORD_M
+"""Box extents (and query radii) are at most this many metres: a box no larger than the
+domain."""
+MAX_FEATURE_DIM = 4096
+"""The widest embedding accepted, in floats (one store uses one width)."""
+MAX_ID = 2**63 - 1
+"""Object ids, record seqs and commit ids are SQLite integers (64-bit, signed); locimem's own
+are >= 1."""
+
+
+def check_coordinate_domain(value: Any, name: str) -> tuple[float, float, float]:
+    """A point (x, y, z), metres, map frame, inside the documented domain
+    (``|coordinate| <= MAX_ABS_COORD_M``), as a tuple of floats."""
+    out = check_vec(value, name, 3)
+    if any(abs(x) > MAX_ABS_COORD_M for x in out):
+        raise InvalidInput(f"{name} must lie within {MAX_ABS_COORD_M:g} m of the origin on "
+                           f"every axis (the map frame's domain), got {out}")
+    return out  # type: ignore[return-value]
+
+
+def check_size_domain(value: Any, name: str = "size") -> tuple[float, float, float]:
+    """Box extents (dx, dy, dz) in metres: each >= 0 and at most ``MAX_SIZE_M``."""
+    out = check_size(value, name)
+    if any(x > MAX_SIZE_M for x in out):
+        raise InvalidInput(f"{name} must be at most {MAX_SIZE_M:g} m on every axis, got {out}")
+    return out
+
+
+def check_distance_domain(value: Any, name: str) -> float:
+    """A distance in metres, > 0 and at most ``2 * MAX_SIZE_M`` (the domain's diagonal)."""
+    out = check_positive(value, name)
+    if out > 2 * MAX_SIZE_M:
+        raise InvalidInput(f"{name} must be at most {2 * MAX_SIZE_M:g} m, got {out:g}")
+    return out
+
+
+def check_object_id(value: Any, name: str = "object_id") -> int:
+    """An id to look up: an integer a SQLite store can hold, in [-2**63, 2**63 - 1] (one
+    outside that range cannot name anything; one inside it that names nothing is for the
+    caller to report as :class:`~locimem.errors.NotFound`)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise InvalidInput(f"{name} must be an integer, got {_describe(value)}")
+    out = int(value)
+    if not -MAX_ID - 1 <= out <= MAX_ID:
+        raise InvalidInput(f"{name} must be an integer that fits in 64 bits (at most 2**63 - 1 "
+                           f"= {MAX_ID}), got {out}")
+    return out
+
+
+def check_clean_chars(value: str, name: str) -> str:
+    """Refuse what cannot be stored or shown safely: lone surrogates (not UTF-8), control
+    characters, and invisible format characters (U+202E right-to-left override, zero-width
+    spaces, tag characters, ...)."""
+    for c in value:
+        category = unicodedata.category(c)
+        if category == "Cs":
+            raise InvalidInput(f"{name} must not contain a lone surrogate (U+{ord(c):04X}); "
+                               "it is not valid Unicode text")
+        if category == "Cc":
+            raise InvalidInput(f"{name} must not contain control characters")
+        if category == "Cf":
+            raise InvalidInput(f"{name} must not contain an invisible format character "
+                               f"(U+{ord(c):04X})")
+    return value
+
+
+def check_feature_width(arr: np.ndarray, name: str = "feature") -> np.ndarray:
+    """An embedding no wider than ``MAX_FEATURE_DIM`` floats."""
+    if arr.size > MAX_FEATURE_DIM:
+        raise InvalidInput(f"{name} must have at most {MAX_FEATURE_DIM} values, got "
+                           f"{arr.size}")
+    return arr
+
+
+def check_depth_image(value: Any, name: str = "camera.depth") -> np.ndarray:
+    """A depth image: a (h, w) array of real numbers (metres), as read-only float32."""
+    try:
+        raw = np.asarray(value)
+    except (TypeError, ValueError) as exc:  # ragged nested lists
+        raise InvalidInput(f"{name} must be a (h, w) array of numbers: {exc}") from None
+    if raw.dtype.kind == "c":
+        raise InvalidInput(f"{name} must hold real numbers (distances in metres), got "
+                           f"dtype {raw.dtype}")
+    if raw.dtype.kind not in "biuf":
+        raise InvalidInput(f"{name} must hold numbers, got dtype {raw.dtype}")
+    if raw.ndim != 2 or min(raw.shape) < 1:
+        raise InvalidInput(f"{name} must be a (h, w) array, got shape {raw.shape}")
+    with np.errstate(over="ignore"):  # beyond float32: inf, which reads as "no reading"
+        depth = raw.astype(np.float32)  # a copy, never a view of the caller's array
+    depth.setflags(write=False)
+    return depth
+
+
+def check_path_text(value: Any, name: str, *, max_chars: int = 4096) -> str:
+    """A path or URI, kept exactly as given (spaces included): a non-empty string of at most
+    ``max_chars`` characters with no control, format or surrogate characters."""
+    if not isinstance(value, str):
+        raise InvalidInput(f"{name} must be a string, got {_describe(value)}")
+    if not value:
+        raise InvalidInput(f"{name} must not be empty")
+    if len(value) > max_chars:
+        raise InvalidInput(f"{name} must be at most {max_chars} characters, got {len(value)}")
+    return check_clean_chars(value, name)

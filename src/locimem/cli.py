@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -11,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from locimem.errors import LocimemError
+from locimem.errors import IntegrityError, InvalidInput, LocimemError
 from locimem.memory import ObjectMemory
 from locimem.model import Event, EventKind, ObjectStatus
 from locimem.query.hedge import sanitize
@@ -398,9 +399,10 @@ def cmd_export(args: argparse.Namespace) -> int:
     from locimem.interchange.export import export_memory
 
     r = export_memory(args.store, args.target, scope=scope, scene=args.scene,
-                      progress=_progress(args))
+                      progress=_progress(args), hmac_key=_hmac_key(args))
     print(f"wrote {r.directory}: {r.files} files, {r.bytes:,} bytes ({_row_counts(r.counts)}) in "
-          f"{r.seconds:.1f} s; manifest.json lists each file's SHA-256")
+          f"{r.seconds:.1f} s; manifest.json lists each file's SHA-256"
+          f"{' and is signed (HMAC-SHA256)' if r.signed else ''}")
     return 0
 
 
@@ -423,14 +425,34 @@ def _export_graph(args: argparse.Namespace, scope: str) -> int:
     return 0
 
 
+def _hmac_key(args: argparse.Namespace) -> bytes | None:
+    """The bytes of ``--hmac-key-file`` (the whole file is the key), or None."""
+    if args.hmac_key_file is None:
+        return None
+    try:
+        return Path(args.hmac_key_file).read_bytes()
+    except OSError as exc:
+        raise InvalidInput(f"cannot read the HMAC key file {args.hmac_key_file!r}: "
+                           f"{exc.strerror}") from None
+
+
+def _prior_entries(data: dict[str, Any], directory: str) -> list[dict[str, Any]]:
+    """The prior-map entries of a memory.json's objects (confirmed and doubted ones)."""
+    try:
+        return [{k: o[k] for k in ("label", "center", "size", "orientation", "attributes")
+                 if o.get(k) is not None} | {"id": o["id"]} for o in data["objects"]
+                if o["status"] in PRIOR_STATUSES]
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise IntegrityError(f"memory.json of {directory!r} has an object that is not one "
+                             f"(missing or wrong {exc}); export the memory again") from None
+
+
 def cmd_import(args: argparse.Namespace) -> int:
     if args.prior:
         from locimem.interchange.directory import read_memory
 
-        manifest, data = read_memory(args.directory)  # every checksum verified first
-        entries = [{k: o[k] for k in ("label", "center", "size", "orientation", "attributes")
-                    if o.get(k) is not None} | {"id": o["id"]} for o in data["objects"]
-                   if o["status"] in PRIOR_STATUSES]
+        manifest, data = read_memory(args.directory, hmac_key=_hmac_key(args))  # verified first
+        entries = _prior_entries(data, args.directory)
         scene = args.scene or manifest.scene or manifest.scope
         with ObjectMemory.open(args.store, scope=args.scope or "default") as mem:
             ids = mem.load_prior(entries, scene=scene, actor=args.actor,
@@ -440,7 +462,8 @@ def cmd_import(args: argparse.Namespace) -> int:
         return 0
     from locimem.interchange.load import import_memory
 
-    r = import_memory(args.directory, args.store, scope=args.scope, progress=_progress(args))
+    r = import_memory(args.directory, args.store, scope=args.scope, progress=_progress(args),
+                      hmac_key=_hmac_key(args))
     print(f"{'created' if r.created else 'imported into'} {r.store}, scope {r.scope!r}: "
           f"{_row_counts(r.counts)} "
           f"(every checksum verified) in {r.seconds:.1f} s")
@@ -453,7 +476,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 def cmd_validate(args: argparse.Namespace) -> int:
     from locimem.interchange.validate import validate
 
-    report = validate(args.target)
+    report = validate(args.target, hmac_key=_hmac_key(args))
     if args.json:
         print(json.dumps(report.to_dict(), sort_keys=True, indent=2))
     else:
@@ -692,6 +715,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dialect", choices=("neo4j", "kuzu"), default="neo4j",
                    help="Cypher: neo4j (cypher-shell < FILE.cypher; default) or kuzu (adds "
                    "Kuzu's tables, structs for points)")
+    p.add_argument("--hmac-key-file", metavar="FILE",
+                   help="sign the manifest with HMAC-SHA256, keyed by this file's bytes (at "
+                        "least 16); import then needs the same key")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_export)
 
@@ -707,6 +733,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "compared with (see locimem deltas)")
     p.add_argument("--scene", help="--prior: the prior map's name (default: the directory's)")
     p.add_argument("--actor", default="operator", help="--prior: who loads it (for the audit)")
+    p.add_argument("--hmac-key-file", metavar="FILE",
+                   help="the key a signed export was made with (this file's bytes); a signed "
+                        "directory is refused without it, an unsigned one with it")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_import)
 
@@ -714,6 +743,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "exported directory; exit 1 if any is violated")
     p.add_argument("target", metavar="STORE|DIR", help="a store file or an exported directory")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    p.add_argument("--hmac-key-file", metavar="FILE",
+                   help="DIR: also check the signature of a signed export with this key")
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("snapshot", help="write a compressed, checksummed copy of a store, "
@@ -852,6 +883,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args))
     except LocimemError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except sqlite3.DatabaseError as exc:  # damage the open check could not see
+        store = getattr(args, "store", None) or "STORE"
+        print(f"error: the store is damaged ({exc}); run `locimem validate {store}` to see "
+              "where", file=sys.stderr)
         return 2
     except BrokenPipeError:  # e.g. `locimem events STORE | head`
         return 0

@@ -7,6 +7,7 @@ Every error raised at a public boundary is raised *before* anything is written.
 from __future__ import annotations
 
 __all__ = [
+    "CorruptStore",
     "IntegrityError",
     "InvalidInput",
     "LocimemError",
@@ -67,3 +68,8 @@ class ToolError(LocimemError):
 class IntegrityError(LocimemError):
     """A file failed its own checks (a snapshot archive that is truncated, altered or
     damaged); nothing was written."""
+
+
+class CorruptStore(LocimemError):
+    """The store file is damaged (truncated, a page overwritten, a record that cannot be
+    read); nothing was written. ``locimem validate STORE`` lists every problem."""

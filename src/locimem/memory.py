@@ -10,7 +10,9 @@ from __future__ import annotations
 import logging
 import math
 import os
+import sqlite3
 import time
+import zlib
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -27,7 +29,7 @@ from locimem.check import (
     check_vec,
 )
 from locimem.config import TrackerConfig
-from locimem.errors import InvalidInput, ReadOnly
+from locimem.errors import InvalidInput, LocimemError, ReadOnly
 from locimem.evidence.deltas import OPEN as OPEN_DELTA
 from locimem.evidence.deltas import detect as detect_deltas
 from locimem.evidence.deltas import reviewed as reviewed_delta
@@ -50,6 +52,7 @@ from locimem.query.reader import MemoryReader
 from locimem.scene.relations import RelationChange
 from locimem.scene.rooms import Room, RoomMap
 from locimem.store.base import StateDelta, Store
+from locimem.store.open_check import corrupt
 from locimem.store.sqlite import MEMORY, SQLiteStore
 from locimem.tracker.apply import TOMB_KEY, Record, apply
 from locimem.tracker.decide import RecordWriter, decide
@@ -63,6 +66,11 @@ from locimem.tracker.retention import CHANGE_KINDS, select_kept
 from locimem.tracker.state import MemoryState, ObjectState
 
 __all__ = ["ObjectMemory"]
+
+# what reading a damaged record raises (a JSON column that is not JSON, a missing key, a
+# column of the wrong type, a page SQLite cannot read): at open, a CorruptStore
+_UNREADABLE = (sqlite3.DatabaseError, KeyError, ValueError, TypeError, IndexError,
+               AttributeError, OverflowError, zlib.error, RecursionError)
 
 
 logger = logging.getLogger("locimem")
@@ -100,6 +108,7 @@ class ObjectMemory(MemoryReader):
         clock: Callable[[], float] = time.time,
         encoder: Encoder | str | None = None,
         vector_index: str = "exact",
+        check: str = "quick",
     ) -> ObjectMemory:
         """Open (or create) the store at ``path`` and rebuild the memory of ``scope``.
 
@@ -115,11 +124,17 @@ class ObjectMemory(MemoryReader):
                 or ``"minilm"`` for the packaged offline MiniLM (the ``text`` extra).
             vector_index: ``"exact"`` (numpy) or ``"usearch"`` (approximate; the ``vectors``
                 extra) for the label embeddings.
+            check: how an existing file is checked before it is read (see
+                :mod:`locimem.store.open_check`): ``"quick"`` (SQLite's ``quick_check`` on
+                files up to 64 MiB, the header and schema on larger ones), ``"header"``
+                (header and schema only) or ``"off"``.
 
         Raises:
             StoreLocked: another process has the store open for writing.
             NotAStore: the file is not a locimem store.
             SchemaVersionError: the store is from a newer locimem.
+            CorruptStore: the file is damaged (the check found it, or the scope's state
+                could not be read); ``locimem validate`` says where.
         """
         scope = check_scope(scope)
         if config is None:
@@ -128,9 +143,16 @@ class ObjectMemory(MemoryReader):
             raise InvalidInput(f"config must be a TrackerConfig, got {type(config).__name__}")
         text_encoder = _check_encoder(encoder)
         make_index = _check_vector_index(vector_index)
-        store = SQLiteStore(path, read_only=read_only, durable=durable)
+        store = SQLiteStore(path, read_only=read_only, durable=durable, check=check)
         try:
             return cls(store, scope, config, clock, text_encoder, make_index)
+        except LocimemError:
+            store.close()
+            raise
+        except _UNREADABLE as exc:  # the file passed the open check; a record did not
+            store.close()
+            raise corrupt(str(path), f"the state of scope {scope!r} cannot be read "
+                                     f"({type(exc).__name__}: {exc})") from exc
         except BaseException:
             store.close()
             raise

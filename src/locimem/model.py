@@ -15,12 +15,15 @@ from typing import Any
 import numpy as np
 
 from locimem.check import (
+    check_coordinate_domain,
+    check_depth_image,
+    check_distance_domain,
     check_feature,
     check_label,
+    check_path_text,
     check_positive,
     check_quaternion,
-    check_size,
-    check_text,
+    check_size_domain,
     check_track_id,
     check_unit_interval,
     check_vec,
@@ -87,10 +90,13 @@ class Detection:
     Args:
         label: class name from the detector (case and spacing are normalised).
         confidence: detector score in [0, 1].
-        center: box centre (x, y, z), metres, map frame.
-        size: box extents (dx, dy, dz), metres, each >= 0.
-        feature: optional appearance embedding (1-D); every detection in a store uses one width.
-        track_id: optional short-term perception track id (int or str).
+        center: box centre (x, y, z), metres, map frame; each |coordinate| <= 1e6 m
+            (:data:`~locimem.check.MAX_ABS_COORD_M`).
+        size: box extents (dx, dy, dz), metres, each >= 0 and <= 2e6 m.
+        feature: optional appearance embedding (1-D, at most 4096 values); every detection in
+            a store uses one width.
+        track_id: optional short-term perception track id (int or str; a string is checked
+            like a label: no control, format or surrogate characters).
         orientation: optional box orientation, unit quaternion (w, x, y, z), map frame.
 
     A ROS ``vision_msgs/Detection3D`` maps onto it without loss: ``results[0].hypothesis``
@@ -110,8 +116,8 @@ class Detection:
         set_ = object.__setattr__
         set_(self, "label", check_label(self.label))
         set_(self, "confidence", check_unit_interval(self.confidence, "confidence"))
-        set_(self, "center", check_vec(self.center, "center", 3))
-        set_(self, "size", check_size(self.size, "size"))
+        set_(self, "center", check_coordinate_domain(self.center, "center"))
+        set_(self, "size", check_size_domain(self.size, "size"))
         if self.feature is not None:
             set_(self, "feature", check_feature(self.feature))
         set_(self, "track_id", check_track_id(self.track_id))
@@ -144,7 +150,7 @@ class Camera:
     """Where the camera was and what it could see during a scan.
 
     Args:
-        position: camera origin (x, y, z), metres, map frame.
+        position: camera origin (x, y, z), metres, map frame, within 1e6 m of the origin.
         quaternion: (w, x, y, z) rotating the camera body frame into the map frame. Body frame
             follows ROS REP 103: x forward (the optical axis), y left, z up.
         fov_deg: horizontal field of view in degrees, in (0, 180).
@@ -153,7 +159,7 @@ class Camera:
         depth: optional (h, w) array of forward distances (metres, along pinhole rays), top row
             first, left column first; non-finite or <= 0 means "no reading".
         image: optional path (or URI) of the image this scan came from, kept with the
-            object's keyframe evidence.
+            object's keyframe evidence, exactly as given (spaces kept; no control characters).
         intrinsics: optional pinhole intrinsics (fx, fy, cx, cy, width, height) in pixels.
         frame: which camera frame ``quaternion`` rotates into the map: ``"body"`` (REP 103:
             x forward, y left, z up; the default) or ``"optical"`` (the ROS optical frame of
@@ -178,7 +184,7 @@ class Camera:
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
-        set_(self, "position", check_vec(self.position, "camera.position", 3))
+        set_(self, "position", check_coordinate_domain(self.position, "camera.position"))
         set_(self, "quaternion", check_quaternion(self.quaternion, "camera.quaternion"))
         if self.frame not in ("body", "optical"):
             raise InvalidInput(f"camera.frame must be 'body' (x forward, y left, z up) or "
@@ -191,16 +197,11 @@ class Camera:
             if value >= 180.0:
                 raise InvalidInput(f"camera.{name} must be < 180 degrees, got {value}")
             set_(self, name, value)
-        set_(self, "range_m", check_positive(self.range_m, "camera.range_m"))
+        set_(self, "range_m", check_distance_domain(self.range_m, "camera.range_m"))
         if self.depth is not None:
-            depth = np.asarray(self.depth, dtype=np.float32)
-            if depth.ndim != 2 or min(depth.shape) < 1:
-                raise InvalidInput(f"camera.depth must be a (h, w) array, got shape {depth.shape}")
-            depth = depth.copy()
-            depth.setflags(write=False)
-            set_(self, "depth", depth)
+            set_(self, "depth", check_depth_image(self.depth, "camera.depth"))
         if self.image is not None:
-            set_(self, "image", check_text(self.image, "camera.image", max_chars=4096))
+            set_(self, "image", check_path_text(self.image, "camera.image", max_chars=4096))
         if self.intrinsics is not None:
             values = check_vec(self.intrinsics, "camera.intrinsics", 6)
             if min(values) < 0 or values[0] <= 0 or values[1] <= 0:

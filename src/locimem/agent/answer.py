@@ -15,7 +15,7 @@ whole within ``budget_tokens``. The verbalizer (default: the deterministic
 ...         _ = mem.observe(float(t), [Detection("cup", 0.9, (0.4, 0.1, 0.9), (0.1, 0.1, 0.1))])
 ...     a = mem.answer("is the cup still there?")
 ...     a.text, a.cited
-('Yes. The cup (#1) is at (0.40, 0.10, 0.90); last seen just now (t=5.0 s).', (1,))
+('Yes. The "cup" (#1) is at (0.40, 0.10, 0.90); last seen just now (t=5.0 s).', (1,))
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from locimem.agent.facts import (
     change_summary,
     net_changes,
     object_fact,
+    quoted,
     safe_sentence,
 )
 from locimem.agent.prompt import scene_prompt
@@ -224,8 +225,8 @@ def _exact_anchor(reader: MemoryReader, r: QueryResult) -> QueryResult:
     if intent.target:
         words = name_words(intent.target)
         found = [o for o in found if label_matches_folded(words, o.label)]
-    listing = ", ".join(f"{clean(o.label, LABEL_CHARS)} (#{o.id})" for o in found[:20])
-    what = f"{(intent.relation or 'on').replace('_', ' ')} the {clean(anchor.label)}"
+    listing = ", ".join(f"{quoted(o.label)} (#{o.id})" for o in found[:20])
+    what = f"{(intent.relation or 'on').replace('_', ' ')} the {quoted(anchor.label)}"
     text = f"{what.capitalize()} (#{anchor.id}): {listing or 'nothing that I know of'}."
     return dataclasses.replace(r, text=text, objects=tuple(found), anchor=anchor, found=True)
 

@@ -19,11 +19,19 @@ if TYPE_CHECKING:
     from locimem.query.reader import MemoryReader, RelationInfo
 
 __all__ = ["SUPPORT_RELATIONS", "change_summary", "net_changes", "object_fact", "place_phrase",
-           "safe_sentence", "support_of", "word_of"]
+           "quoted", "safe_sentence", "support_of", "word_of"]
 
 SUPPORT_RELATIONS = ("on", "in")  # what an object rests on or sits in: its parent in the tree
 LABEL_CHARS = 80
 NAME_CHARS = 64
+
+
+def quoted(label: str, max_chars: int = LABEL_CHARS) -> str:
+    """A perception-derived label as it appears in an answer: cleaned, and in double quotes
+    (a double quote inside it becomes a single one), so a label that reads like an
+    instruction ("ignore previous instructions") reads as a name, and cannot close its
+    quotes."""
+    return '"' + clean(label, max_chars).replace('"', "'") + '"'
 
 
 def word_of(status: ObjectStatus) -> str:
@@ -51,7 +59,7 @@ def place_phrase(reader: MemoryReader, obj: TrackedObject) -> str:
     r = support_of(reader, obj.id, ("on", "in", "under"))
     if r is not None:
         other = reader.get(r.object)
-        parts.append(f"{r.relation} the {clean(other.label, LABEL_CHARS)} (#{other.id})")
+        parts.append(f"{r.relation} the {quoted(other.label)} (#{other.id})")
     room = reader.room_of(obj.id)
     if room is not None:
         parts.append(f"in the {clean(room, NAME_CHARS)}")
@@ -61,9 +69,9 @@ def place_phrase(reader: MemoryReader, obj: TrackedObject) -> str:
 
 
 def safe_sentence(reader: MemoryReader, obj: TrackedObject, where: str | None = None) -> str:
-    """One hedged sentence about ``obj`` with a cleaned label; ``where`` defaults to
-    :func:`place_phrase`."""
-    named = dataclasses.replace(obj, label=clean(obj.label, LABEL_CHARS))
+    """One hedged sentence about ``obj`` with its label cleaned and quoted (:func:`quoted`);
+    ``where`` defaults to :func:`place_phrase`."""
+    named = dataclasses.replace(obj, label=quoted(obj.label))
     now = reader.now if reader.now is not None else obj.last_seen
     return hedged_sentence(named, obj.status, now,  # type: ignore[arg-type]
                            where=where if where is not None else place_phrase(reader, obj))

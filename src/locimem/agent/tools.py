@@ -8,7 +8,7 @@ argument checks, safe errors, results that cite object ids.
 ...     tools = mem.tools()
 ...     r = tools.call("where_is", {"name": "cup"})
 ...     r["answer"], r["cite"]
-('The cup (#1) is at (0.40, 0.10, 0.90); last seen just now (t=5.0 s).', [1])
+('The "cup" (#1) is at (0.40, 0.10, 0.90); last seen just now (t=5.0 s).', [1])
 
 Every argument is untrusted: each tool's schema bounds its integers, requires finite
 coordinates and positive radii, lists enums and caps string lengths, and :meth:`call` checks

@@ -44,9 +44,14 @@ class Verbalizer(Protocol):
 
 
 # -- offline ------------------------------------------------------------------------------------
+def _q(label: str) -> str:
+    """A fact's label (already cleaned) in double quotes: it reads as a name."""
+    return '"' + label.replace('"', "'") + '"'
+
+
 def _ref(f: dict[str, Any]) -> str:
     note = _NOTES.get(f.get("word", ""))
-    return f"{f['label']} (#{f['id']}{', ' + note if note else ''})"
+    return f"{_q(f['label'])} (#{f['id']}{', ' + note if note else ''})"
 
 
 def _listing(objs: tuple[dict[str, Any], ...] | list[dict[str, Any]], total: int) -> str:
@@ -89,7 +94,7 @@ class OfflineVerbalizer:
             if f.anchor is None:
                 return f.summary
             head = f"{_RELATION_WORDS.get(f.relation or 'on', 'On')} the " \
-                   f"{f.anchor['label']} (#{f.anchor['id']})"
+                   f"{_q(f.anchor['label'])} (#{f.anchor['id']})"
             if not f.objects:
                 what = f"no {f.target} that I know of" if f.target else "nothing that I know of"
                 return f"{head}: {what}."
@@ -103,7 +108,7 @@ class OfflineVerbalizer:
             for c in f.changes:
                 words = list(c["net"]) if "net" in c else _salient(list(c["changes"]))
                 if words:
-                    parts.append(f"{c['label']} (#{c['id']}) {', '.join(words)}")
+                    parts.append(f"{_q(c['label'])} (#{c['id']}) {', '.join(words)}")
             since = f"Since t={f.since_t:.1f} s" if f.since_t is not None else "Recently"
             if not parts:
                 return f"{since}: nothing changed that I noticed."
@@ -127,7 +132,7 @@ class OfflineVerbalizer:
 def _still_there(f: Facts) -> str:
     if not f.objects:
         if f.anchor is not None and f.target:  # "is the cup on the table still there"
-            where = f"{(f.relation or 'on').replace('_', ' ')} the {f.anchor['label']}"
+            where = f"{(f.relation or 'on').replace('_', ' ')} the {_q(f.anchor['label'])}"
             return f"No. I know of no {f.target} {where} (#{f.anchor['id']})."
         return f.summary
     word = f.objects[0]["word"]

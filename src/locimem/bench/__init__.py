@@ -32,6 +32,10 @@ def run_ingest_suite(sizes: Sequence[int], scans: int, open_observations: int,
         out.write(f"\nOpen a store of {o.n_observations:,} observations / {o.n_objects:,} "
                   f"objects ({o.file_mb:.0f} MB): {o.open_ms:.0f} ms from the materialised "
                   f"table; full rebuild from the log {o.rebuild_from_log_ms:.0f} ms.\n")
+        if o.open_check_ms is not None:
+            modes = ", ".join(f"{k} {v:.0f} ms" for k, v in o.open_check_ms.items())
+            out.write(f"Open by check mode (median of 3): {modes}; PRAGMA quick_check alone "
+                      f"{o.quick_check_ms:.0f} ms.\n")
     out.flush()
 
 

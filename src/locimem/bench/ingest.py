@@ -158,6 +158,10 @@ class OpenFigures:
     file_mb: float
     open_ms: float
     rebuild_from_log_ms: float
+    # the open check (locimem.store.open_check): open time per check mode (median of 3), and
+    # what PRAGMA quick_check alone costs on the file, whatever its size
+    open_check_ms: dict[str, float] | None = None
+    quick_check_ms: float | None = None
 
 
 def bench_open(n_observations: int, *, n_objects: int = 10_000, per_scan: int = 30,
@@ -185,5 +189,19 @@ def bench_open(n_observations: int, *, n_objects: int = 10_000, per_scan: int = 
         rebuild_s = time.perf_counter() - t0
         mem.close()
         size_mb = path.stat().st_size / 1e6
+        by_check = {}
+        for check in ("off", "header", "quick"):
+            times = []
+            for _ in range(3):
+                t0 = time.perf_counter()
+                ObjectMemory.open(path, read_only=True, check=check).close()
+                times.append(time.perf_counter() - t0)
+            by_check[check] = statistics.median(times) * 1e3
+        with sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True) as conn:
+            t0 = time.perf_counter()
+            conn.execute("PRAGMA quick_check").fetchall()
+            quick_s = time.perf_counter() - t0
+        conn.close()
     return OpenFigures(n_observations=n_obs, n_objects=n_objects, file_mb=size_mb,
-                       open_ms=open_s * 1e3, rebuild_from_log_ms=rebuild_s * 1e3)
+                       open_ms=open_s * 1e3, rebuild_from_log_ms=rebuild_s * 1e3,
+                       open_check_ms=by_check, quick_check_ms=quick_s * 1e3)

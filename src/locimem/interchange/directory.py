@@ -47,29 +47,44 @@ Decisions:
   that field): an edited manifest is refused like an edited file. To import under another
   scope, pass ``scope=`` rather than editing it.
 * Ids (objects, record seqs, commits) are file-wide in a store. The manifest gives the range
-  of each (:mod:`locimem.interchange.load` checks them against the target store).
+  of each (:mod:`locimem.interchange.load` checks them against the target store), at most
+  :data:`MAX_IMPORT_ID`.
+* The checksums are an *integrity* check, not an *authenticity* one: whoever can edit a file
+  can recompute them. An export made with an HMAC key carries ``hmac_sha256``, an
+  HMAC-SHA256 of the manifest's canonical JSON without its two checksum fields (the manifest
+  lists every file's SHA-256, so it covers them all); import checks it with the same key and
+  refuses a signed directory without one. Either way, import checks every row
+  (:mod:`locimem.interchange.row_checks`) and validates the result before the target is
+  touched.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import hmac
 import json
 import math
 import os
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from locimem.check import check_scope
-from locimem.errors import IntegrityError, LocimemError, NotFound, SchemaVersionError
+from locimem.errors import (
+    IntegrityError,
+    InvalidInput,
+    LocimemError,
+    NotFound,
+    SchemaVersionError,
+)
 from locimem.store.schema import SCHEMA_VERSION
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "FileEntry", "Manifest", "check_directory", "read_memory",
-           "verify_directory"]
+__all__ = ["FORMAT", "FORMAT_VERSION", "MAX_IMPORT_ID", "FileEntry", "Manifest", "check_directory",
+           "read_memory", "verify_directory"]
 
 FORMAT = "locimem-memory"
 FORMAT_VERSION = 1
@@ -80,6 +95,12 @@ OBJECT_EMBEDDINGS = "embeddings/objects.npy"
 BATCH_ROWS = 10_000
 CHUNK_BYTES = 1 << 20
 ID_KINDS = ("commit", "seq", "object")
+MAX_IMPORT_ID = 2**53
+"""The largest id (commit, record seq or object) a directory may hold: exact as a JSON number
+in every language, and far enough below SQLite's 2**63 - 1 that a store which imported it can
+keep counting for ever (ids are file-wide: an import near the ceiling would leave the whole
+file unable to take another record)."""
+MIN_HMAC_KEY_BYTES = 16
 _AGAIN = "export the memory again, or copy the directory again from where it was made"
 
 Progress = Callable[..., Iterable[Any]]
@@ -184,6 +205,8 @@ class Manifest:
     counts: dict[str, int]
     ids: dict[str, tuple[int, int] | None]
     files: dict[str, FileEntry]
+    hmac_sha256: str | None = None  # the signature of a signed export (manifest_signature)
+    raw: dict[str, Any] | None = field(default=None, repr=False, compare=False)  # as read
 
 
 # -- shared by writing, checking and reading -------------------------------------------------
@@ -208,6 +231,44 @@ class _Ticks:
 def _manifest_digest(manifest: dict[str, Any]) -> str:
     body = {k: v for k, v in manifest.items() if k != "manifest_sha256"}
     return hashlib.sha256(_line(body).encode()).hexdigest()
+
+
+def check_hmac_key(key: Any) -> bytes:
+    """An HMAC key: bytes, at least :data:`MIN_HMAC_KEY_BYTES` long."""
+    if not isinstance(key, (bytes, bytearray)):
+        raise InvalidInput(f"hmac_key must be bytes, got {type(key).__name__}")
+    if len(key) < MIN_HMAC_KEY_BYTES:
+        raise InvalidInput(f"hmac_key must be at least {MIN_HMAC_KEY_BYTES} bytes, got "
+                           f"{len(key)}")
+    return bytes(key)
+
+
+def manifest_signature(manifest: dict[str, Any], key: bytes) -> str:
+    """HMAC-SHA256 (hex) of the manifest's canonical JSON without ``hmac_sha256`` and
+    ``manifest_sha256``. The manifest lists the SHA-256 of every file, so the signature covers
+    the whole directory."""
+    body = {k: v for k, v in manifest.items() if k not in ("manifest_sha256", "hmac_sha256")}
+    return hmac.new(key, _line(body).encode(), hashlib.sha256).hexdigest()
+
+
+def _check_signature(path: Path, doc: dict[str, Any], key: bytes | None) -> None:
+    where = repr(str(path))
+    signature = doc.get("hmac_sha256")
+    if signature is None:
+        if key is not None:
+            raise IntegrityError(f"memory directory {where} is not signed, but an HMAC key was "
+                                 "given: it was not exported with that key (or its signature "
+                                 "was removed); nothing was imported")
+        return
+    if key is None:
+        raise IntegrityError(f"memory directory {where} is signed (HMAC-SHA256); pass the key "
+                             "it was exported with (hmac_key=, or --hmac-key-file) to import "
+                             "it; nothing was imported")
+    if not isinstance(signature, str) or not hmac.compare_digest(
+            signature, manifest_signature(doc, key)):
+        raise IntegrityError(f"memory directory {where}: its signature does not match the HMAC "
+                             "key given — it was signed with another key, or changed after it "
+                             "was signed; nothing was imported")
 
 
 def _fsync_directory(path: Path) -> None:
@@ -235,18 +296,28 @@ def check_directory(directory: str | os.PathLike[str]) -> list[str]:
 
 
 def verify_directory(directory: str | os.PathLike[str], *,
-                     progress: Progress | None = None) -> Manifest:
+                     progress: Progress | None = None,
+                     hmac_key: bytes | None = None, check_signature: bool = True) -> Manifest:
     """Check a memory directory — the manifest, and the size and SHA-256 of every file — and
     return its manifest.
+
+    The checksums prove *integrity* (the files are as the manifest lists them), not
+    *authenticity*: whoever edits a file can recompute them. A directory exported with
+    ``hmac_key`` carries an HMAC-SHA256 signature of its manifest (``hmac_sha256``); pass the
+    same key to check it. A signed directory is refused without the key, an unsigned one
+    when a key is given. ``check_signature=False`` checks integrity only when no key is given
+    (``validate`` does, and says so).
 
     Raises:
         NotFound: no directory there.
         IntegrityError: a file is missing, extra, truncated or changed, or the manifest is
             damaged or was edited (the message names the first problem and counts the rest;
-            :func:`check_directory` lists them all).
+            :func:`check_directory` lists them all); the signature is missing, unexpected or
+            does not match ``hmac_key``.
         SchemaVersionError: the directory was written by a newer locimem.
     """
     path = Path(directory)
+    key = None if hmac_key is None else check_hmac_key(hmac_key)
     manifest, problems = _inspect(path, progress)
     if problems:
         first = problems[0]
@@ -259,6 +330,8 @@ def verify_directory(directory: str | os.PathLike[str], *,
             raise NotFound(first.text)
         raise first.error(f"memory directory {str(path)!r}: {first.text}")
     assert manifest is not None
+    if check_signature or key is not None:
+        _check_signature(path, manifest.raw or {}, key)
     return manifest
 
 
@@ -387,6 +460,9 @@ def _manifest_from(path: Path, doc: dict[str, Any]) -> Manifest:
             lo, hi = integer(r[0], f"ids.{kind}"), integer(r[1], f"ids.{kind}")
             if lo > hi or len(r) != 2:
                 raise ValueError(f"ids.{kind} should be [lowest, highest], got {r!r}")
+            if hi > MAX_IMPORT_ID:
+                raise ValueError(f"ids.{kind} go up to {hi}, past the largest id an import "
+                                 f"takes ({MAX_IMPORT_ID} = 2**53)")
             r = (lo, hi)
         ids[kind] = r
     created = doc["created_at"]
@@ -404,14 +480,30 @@ def _manifest_from(path: Path, doc: dict[str, Any]) -> Manifest:
         schema_version=doc["schema_version"], scope=check_scope(doc["scope"]), scene=scene,
         map_frame=doc["map_frame"], created_at=None if created is None else float(created),
         memory_version=doc["memory_version"],
-        counts={k: integer(counts[k], f"counts.{k}") for k in COUNTS}, ids=ids, files=entries)
+        counts={k: integer(counts[k], f"counts.{k}") for k in COUNTS}, ids=ids, files=entries,
+        hmac_sha256=doc.get("hmac_sha256") if isinstance(doc.get("hmac_sha256"), str) else None,
+        raw=doc)
 
 
-def read_memory(directory: str | os.PathLike[str]) -> tuple[Manifest, dict[str, Any]]:
+def read_memory(directory: str | os.PathLike[str], *, hmac_key: bytes | None = None
+                ) -> tuple[Manifest, dict[str, Any]]:
     """The directory's manifest and its ``memory.json`` (the readable picture: objects with
     level, source, pose, box, parents and children; relations; rooms; anchors; the prior map
-    and deltas), after every checksum was verified. This is what ``locimem import --prior``
-    loads as a prior map."""
-    manifest = verify_directory(directory)
-    with open(Path(directory) / "memory.json", encoding="utf-8") as f:
-        return manifest, json.load(f)
+    and deltas), after every checksum (and the signature, with ``hmac_key``) was verified.
+    This is what ``locimem import --prior`` loads as a prior map.
+
+    Raises:
+        IntegrityError: as :func:`verify_directory`, or ``memory.json`` is not a JSON object
+            (too deeply nested, not JSON, or without an ``objects`` list).
+    """
+    manifest = verify_directory(directory, hmac_key=hmac_key)
+    try:
+        data = _loads((Path(directory) / MEMORY).read_bytes().decode("utf-8"))
+    except (ValueError, RecursionError) as exc:
+        reason = "it is nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        raise IntegrityError(f"{MEMORY} of {str(directory)!r} is not readable JSON "
+                             f"({reason}); {_AGAIN}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("objects"), list):
+        raise IntegrityError(f"{MEMORY} of {str(directory)!r} is not a memory picture (it "
+                             f"should be an object with an 'objects' list); {_AGAIN}")
+    return manifest, data

@@ -55,6 +55,8 @@ from locimem.interchange.directory import (
     _Table,
     _Ticks,
     check_directory,
+    check_hmac_key,
+    manifest_signature,
     verify_directory,
 )
 from locimem.interchange.directory import CHUNK_BYTES as CHUNK_BYTES  # re-exported, as before
@@ -97,12 +99,14 @@ class ExportReport:
     bytes: int
     seconds: float
     migrated_from: int | None = None
+    signed: bool = False  # the manifest carries an HMAC-SHA256 signature (hmac_key=)
 
 
 # -- export ----------------------------------------------------------------------------------
 def export_memory(store_path: str | os.PathLike[str], directory: str | os.PathLike[str], *,
                   scope: str, scene: str | None = None, map_frame: str = "map",
-                  progress: Progress | None = None) -> ExportReport:
+                  progress: Progress | None = None,
+                  hmac_key: bytes | None = None) -> ExportReport:
     """Write one scope of the store at ``store_path`` to a new memory directory.
 
     Safe while another process writes to the store: everything is read in one read
@@ -110,6 +114,12 @@ def export_memory(store_path: str | os.PathLike[str], directory: str | os.PathLi
     beside ``directory`` and renamed into place when complete; ``directory`` must not exist,
     or be empty. ``scene`` names the scene (a building, a simulator's world) in the manifest;
     ``map_frame`` is the name of the frame positions are in (metres, z up).
+
+    The manifest's SHA-256 checksums prove integrity, not authenticity (anyone who edits a
+    file can recompute them). With ``hmac_key`` (bytes, at least 16) the manifest is also
+    signed (``hmac_sha256``: HMAC-SHA256 of its canonical JSON, which lists every file's
+    SHA-256); :func:`~locimem.interchange.load.import_memory` then refuses the directory
+    unless given the same key.
 
     Raises:
         NotFound: no store at ``store_path``, no scope ``scope`` in it, or the parent of
@@ -123,6 +133,7 @@ def export_memory(store_path: str | os.PathLike[str], directory: str | os.PathLi
     if scene is not None:
         scene = check_text(scene, "scene", max_chars=128)
     frame = check_text(map_frame, "map_frame", max_chars=64)
+    key = None if hmac_key is None else check_hmac_key(hmac_key)
     source, target = Path(store_path), Path(directory)
     _check_export_target(target)
     with contextlib.ExitStack() as stack:
@@ -157,6 +168,8 @@ def export_memory(store_path: str | os.PathLike[str], directory: str | os.PathLi
             "files": {name: {"sha256": e.sha256, "bytes": e.bytes}
                       for name, e in sorted(files.items())},
         }
+        if key is not None:
+            manifest["hmac_sha256"] = manifest_signature(manifest, key)
         manifest["manifest_sha256"] = _manifest_digest(manifest)
         _write_file(part, MANIFEST, _document(manifest).encode())
         for folder in sorted({name.split("/")[0] for name in FILES if "/" in name}):
@@ -170,7 +183,7 @@ def export_memory(store_path: str | os.PathLike[str], directory: str | os.PathLi
     total = sum(e.bytes for e in files.values()) + (target / MANIFEST).stat().st_size
     return ExportReport(directory=target, scope=scope, counts=counts, files=len(files) + 1,
                         bytes=total, seconds=time.perf_counter() - started,
-                        migrated_from=migrated_from)
+                        migrated_from=migrated_from, signed=key is not None)
 
 
 def _end_read(conn: sqlite3.Connection) -> None:

@@ -1,8 +1,12 @@
 """Reading a memory directory into a store: :func:`import_memory`.
 
-Everything is checked before a row is written — the directory
-(:func:`~locimem.interchange.directory.verify_directory`), then the target store — and every
-row goes in as it was exported, in one transaction: nothing is replayed. The format itself is
+Everything is checked before a row reaches the target — the directory
+(:func:`~locimem.interchange.directory.verify_directory`: checksums, and the HMAC signature
+when a key is given), then every row's types and domain
+(:mod:`locimem.interchange.row_checks`) as it goes into a *scratch* store beside the target,
+then the scratch store as a whole (:func:`~locimem.interchange.validate.validate_store`), then
+the target store — and only then are the rows copied into the target, as they were exported,
+in one transaction: nothing is replayed. The format itself is
 :mod:`locimem.interchange.directory`.
 
 Ids (objects, record seqs, commits) are file-wide in a store. The manifest gives the range of
@@ -28,7 +32,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from locimem.check import check_scope
+from locimem.check import MAX_FEATURE_DIM, check_scope
 from locimem.errors import IntegrityError, InvalidInput, NotFound, ScopeError
 from locimem.interchange.directory import (
     _AGAIN,
@@ -44,6 +48,7 @@ from locimem.interchange.directory import (
     _Ticks,
     verify_directory,
 )
+from locimem.interchange.row_checks import row_problem
 from locimem.interchange.store_file import _read_only, _store_version
 from locimem.store.sqlite import SQLiteStore, _dumps, _encode_fast
 
@@ -82,30 +87,46 @@ class ImportReport:
 
 
 def import_memory(directory: str | os.PathLike[str], store_path: str | os.PathLike[str], *,
-                  scope: str | None = None, progress: Progress | None = None) -> ImportReport:
+                  scope: str | None = None, progress: Progress | None = None,
+                  hmac_key: bytes | None = None) -> ImportReport:
     """Put a memory directory into the store at ``store_path``, under its own scope or under
     ``scope``.
 
-    Everything is checked first — the manifest and the size and SHA-256 of every file, then
-    that the store has no data for the scope and no rows with the directory's ids — and then
-    every row is inserted in one transaction, as it was exported: nothing is replayed, and a
-    refused or failed import writes nothing. A new store is built in a temporary file beside
-    ``store_path`` and renamed into place when complete (it takes the exported store's
-    ``created_at``). An existing store of an older schema is migrated first, with a backup
-    (see :class:`~locimem.store.sqlite.SQLiteStore`).
+    Everything is checked first — the manifest and the size and SHA-256 of every file (and,
+    with ``hmac_key``, the manifest's HMAC-SHA256 signature: the checksums prove integrity, the
+    signature authenticity), every row's types and domain as it goes into a scratch store
+    beside ``store_path``, every rule of ``validate`` on that scratch store, and that the
+    target has no data for the scope and no rows with the directory's ids — and then every row
+    goes into the target in one transaction, as it was exported: nothing is replayed, and a
+    refused or failed import writes nothing. A new store is the scratch store, renamed into
+    place when complete (it takes the exported store's ``created_at``). An existing store of
+    an older schema is migrated first, with a backup (see
+    :class:`~locimem.store.sqlite.SQLiteStore`).
 
     Raises:
         NotFound: no directory there, or the directory of ``store_path`` does not exist.
-        IntegrityError: the directory is damaged, incomplete or was edited.
+        IntegrityError: the directory is damaged, incomplete or was edited; a row is of the
+            wrong type or outside locimem's domain; the imported memory does not pass
+            ``validate``; the directory is signed and ``hmac_key`` is missing or wrong, or a
+            key is given and it is not signed.
+        InvalidInput: ``hmac_key`` is not bytes of at least 16.
         SchemaVersionError: the directory, or the store, is from a newer locimem.
         ScopeError: the store already has data for the scope, or rows with the directory's
             ids (it came from this store, or a copy of it): import into a new store.
         StoreLocked: the store is open for writing.
         NotAStore: ``store_path`` is not a locimem store.
     """
+    return _import_memory(directory, store_path, scope=scope, progress=progress,
+                          hmac_key=hmac_key, check_signature=True)
+
+
+def _import_memory(directory: str | os.PathLike[str], store_path: str | os.PathLike[str], *,
+                   scope: str | None, progress: Progress | None, hmac_key: bytes | None,
+                   check_signature: bool) -> ImportReport:
     started = time.perf_counter()
     source = Path(directory)
-    manifest = verify_directory(source, progress=progress)
+    manifest = verify_directory(source, progress=progress, hmac_key=hmac_key,
+                                check_signature=check_signature)
     target_scope = manifest.scope if scope is None else check_scope(scope)
     dest = Path(store_path)
     if not dest.parent.is_dir():
@@ -120,43 +141,91 @@ def import_memory(directory: str | os.PathLike[str], store_path: str | os.PathLi
     with contextlib.closing(_read_only(dest)) as probe:
         version = _store_version(probe, dest)
         _check_target(probe, dest, manifest, target_scope)  # before anything is opened writable
-    store = SQLiteStore(dest)
+    scratch = _scratch_path(dest)
     try:
-        with store.atomic() as conn:
-            _check_target(conn, dest, manifest, target_scope)  # again, under the writer lock
-            counts = _insert_all(conn, source, manifest, target_scope, progress)
-        backup = store.backup_path
+        counts = _build_scratch(source, manifest, scratch, target_scope, progress,
+                                created_at=False)
+        store = SQLiteStore(dest)
+        try:
+            _copy_scratch(store, scratch, dest, manifest, target_scope)
+            backup = store.backup_path
+        finally:
+            store.close()
     finally:
-        store.close()
+        _remove_store_files(scratch)
     return ImportReport(store=dest, scope=target_scope, counts=counts, created=False,
                         seconds=time.perf_counter() - started,
                         migrated_from=version if backup is not None else None,
                         backup_path=backup)
 
 
+def _scratch_path(dest: Path) -> Path:
+    return dest.parent / f".{dest.name}.{secrets.token_hex(4)}.importing"
+
+
+def _remove_store_files(path: Path) -> None:
+    for leftover in (path, *(Path(f"{path}{s}") for s in ("-wal", "-shm", "-writer"))):
+        leftover.unlink(missing_ok=True)
+
+
+def _build_scratch(source: Path, manifest: Manifest, path: Path, scope: str,
+                   progress: Progress | None, *, created_at: bool) -> dict[str, int]:
+    """Import the directory into a new store at ``path`` (rows checked one by one), then
+    validate that store; raise :class:`IntegrityError` when it does not pass."""
+    store = SQLiteStore(path)
+    try:
+        with store.atomic() as conn:
+            if created_at and manifest.created_at is not None:
+                conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES "
+                             "('created_at', ?)", (repr(manifest.created_at),))
+            counts = _insert_all(conn, source, manifest, scope, progress)
+        store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        store.close()
+    from locimem.interchange.validate import validate_store  # validate imports this module
+
+    report = validate_store(path, quick=True)
+    if not report.ok:
+        first = report.violations[0]
+        more = len(report.violations) - 1
+        raise IntegrityError(
+            f"{str(source)!r} does not pass validation as imported ([{first.rule}] "
+            f"{first.message}{f'; {more} more violation' + 's' * (more > 1) if more else ''});"
+            f" nothing was imported — {_AGAIN}")
+    return counts
+
+
+def _copy_scratch(store: SQLiteStore, scratch: Path, dest: Path, manifest: Manifest,
+                  scope: str) -> None:
+    """Copy every row of a validated scratch store into ``store`` in one transaction, after
+    checking the target again under its writer lock."""
+    conn = store.conn
+    conn.execute("ATTACH DATABASE ? AS scratch", (str(scratch),))
+    try:
+        with store.atomic() as c:
+            _check_target(c, dest, manifest, scope)  # again, under the writer lock
+            for table in TABLES:
+                cols = ", ".join(("scope", *table.columns))
+                c.execute(f"INSERT INTO main.{table.name} ({cols}) SELECT {cols} FROM "
+                          f"scratch.{table.name} ORDER BY {table.key}")
+    finally:
+        conn.execute("DETACH DATABASE scratch")
+
+
 def _import_new(source: Path, manifest: Manifest, dest: Path, scope: str,
                 progress: Progress | None) -> dict[str, int]:
-    """Build a new store in a temporary file beside ``dest``; rename it into place."""
-    temp = dest.parent / f".{dest.name}.{secrets.token_hex(4)}.importing"
+    """Build a new store in a temporary file beside ``dest`` and validate it; rename it into
+    place."""
+    temp = _scratch_path(dest)
     try:
-        store = SQLiteStore(temp)
-        try:
-            with store.atomic() as conn:
-                if manifest.created_at is not None:
-                    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES "
-                                 "('created_at', ?)", (repr(manifest.created_at),))
-                counts = _insert_all(conn, source, manifest, scope, progress)
-            store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        finally:
-            store.close()
+        counts = _build_scratch(source, manifest, temp, scope, progress, created_at=True)
         if dest.exists() and dest.stat().st_size > 0:
             raise InvalidInput(f"{str(dest)!r} appeared while the memory was being imported; "
                                "nothing was written to it — import again")
         os.replace(temp, dest)
         _fsync_directory(dest.parent)
     finally:
-        for leftover in (temp, *(Path(f"{temp}{s}") for s in ("-wal", "-shm", "-writer"))):
-            leftover.unlink(missing_ok=True)
+        _remove_store_files(temp)
     return counts
 
 
@@ -227,7 +296,9 @@ def _insert_all(conn: sqlite3.Connection, directory: Path, manifest: Manifest, s
                     directory, table.embeddings,
                     manifest.counts[f"{table.name[:-1]}_embeddings"]))
             f = stack.enter_context(open(directory.joinpath(*table.file.split("/")), "rb"))
-            reader = _RowReader(table, manifest, scope, matrix, ticks)
+            types = {row[1]: (str(row[2]).upper(), bool(row[3]))
+                     for row in conn.execute(f"PRAGMA table_info({table.name})")}
+            reader = _RowReader(table, manifest, scope, matrix, ticks, types)
             try:
                 conn.executemany(sql, reader.rows(f))
             except sqlite3.Error as exc:
@@ -253,8 +324,10 @@ class _RowReader:
     order."""
 
     def __init__(self, table: _Table, manifest: Manifest, scope: str,
-                 matrix: _NpyReader | None, ticks: _Ticks) -> None:
+                 matrix: _NpyReader | None, ticks: _Ticks,
+                 types: dict[str, tuple[str, bool]]) -> None:
         self.table, self.scope, self.matrix, self.ticks = table, scope, matrix, ticks
+        self.types = types
         self.columns = set(table.columns)
         # columns a directory of an older schema version does not have (they default to NULL)
         self.added = frozenset(c for v, name, c in ADDED_COLUMNS
@@ -304,6 +377,9 @@ class _RowReader:
                 if type(value) is not int or span is None or not span[0] <= value <= span[1]:
                     raise self._bad(f"{columns[index]} {value!r} is outside the manifest's "
                                     f"{kind} ids {span}")
+            problem = row_problem(table.name, columns, table.codecs, self.types, values)
+            if problem is not None:
+                raise self._bad(problem)
             for i, codec in specials:
                 value = values[i]
                 if value is None:
@@ -352,8 +428,17 @@ class _NpyReader:
             self.file.close()
             raise self._bad(f"should be a {want.name} matrix of {rows} rows; it is "
                             f"{dtype.name} of shape {shape}")
+        if shape[1] > MAX_FEATURE_DIM or (rows > 0) != (shape[1] > 0):
+            self.file.close()
+            raise self._bad(f"has rows of {shape[1]} values; an embedding has 1 to "
+                            f"{MAX_FEATURE_DIM} (and an empty matrix none)")
         self.dtype, self.rows, self.next = dtype, rows, 0
         self.row_bytes = shape[1] * dtype.itemsize
+        body = os.fstat(self.file.fileno()).st_size - self.file.tell()
+        if body != rows * self.row_bytes:
+            self.file.close()
+            raise self._bad(f"holds {body:,} bytes of data; its header's shape {shape} needs "
+                            f"{rows * self.row_bytes:,}")
 
     def _bad(self, what: str) -> IntegrityError:
         return IntegrityError(f"{self.name} {what}; nothing was imported — {_AGAIN}")

@@ -46,6 +46,7 @@ import lzma
 import math
 import os
 import secrets
+import shutil
 import sqlite3
 import time
 import zlib
@@ -85,6 +86,10 @@ GZIP_LEVEL = 6
 LZMA_PRESET = 6
 CHUNK_BYTES = 1 << 20
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+MAX_RESTORE_BYTES = 64 << 30
+"""The largest store :func:`restore` writes unless told otherwise (``max_bytes=``): 64 GiB."""
+FREE_DISK_RESERVE_BYTES = 64 << 20
+"""What a restore leaves free on the destination's disk (besides the store itself)."""
 _DAMAGED_STORE = "`PRAGMA integrity_check` on it says where; restore an earlier snapshot"
 
 Progress = Callable[..., Iterable[bytes]]
@@ -355,7 +360,8 @@ def _field(header: dict[str, Any], name: str, kind: type, where: str) -> Any:
 
 # -- restore ---------------------------------------------------------------------------------
 def restore(archive: str | os.PathLike[str], store: str | os.PathLike[str], *,
-            force: bool = False, progress: Progress | None = None) -> SnapshotInfo:
+            force: bool = False, progress: Progress | None = None,
+            max_bytes: int = MAX_RESTORE_BYTES) -> SnapshotInfo:
     """Check the archive, then write its store at ``store``.
 
     Everything is checked before anything is written at the destination: the header, the
@@ -365,10 +371,18 @@ def restore(archive: str | os.PathLike[str], store: str | os.PathLike[str], *,
     go with it. A failed restore leaves the destination as it was, and no temporary file.
     ``progress`` (see :data:`Progress`) wraps the decompression pass.
 
+    The decompression is bounded before it starts and while it runs: a store larger than
+    ``max_bytes`` (default :data:`MAX_RESTORE_BYTES`), or than the destination's free disk less
+    :data:`FREE_DISK_RESERVE_BYTES`, is refused before anything is written; the first bytes
+    out must be a SQLite header whose page size times page count is the declared size; and the
+    stream stops the moment it passes the declared size. A forged archive (a "gzip bomb" with
+    a consistent header) is stopped within its first chunk, not after filling the disk.
+
     Raises:
         NotFound: no archive, or the directory of ``store`` does not exist.
         InvalidInput: ``archive`` is not a snapshot archive; ``store`` exists (without
-            ``force``) or is a directory.
+            ``force``) or is a directory; the store would be larger than ``max_bytes`` or
+            than the free disk allows.
         IntegrityError: the archive is truncated, altered or damaged.
         SchemaVersionError: the archive holds a store newer than this locimem opens.
         StoreLocked: the store at ``store`` is open for writing.
@@ -380,6 +394,7 @@ def restore(archive: str | os.PathLike[str], store: str | os.PathLike[str], *,
             f"than this locimem opens ({SCHEMA_VERSION}); upgrade locimem to restore it")
     dest = Path(store)
     _check_destination(dest, force)
+    _check_room(info, dest, max_bytes)
     with contextlib.ExitStack() as stack:
         lock = None
         if os.path.exists(f"{dest}-writer"):  # refuse a live writer before the long part
@@ -414,6 +429,38 @@ def _check_destination(dest: Path, force: bool) -> None:
                            "the snapshot (what it holds now is lost), or restore to a new path")
 
 
+def _check_room(info: SnapshotInfo, dest: Path, max_bytes: int) -> None:
+    """Refuse a store larger than ``max_bytes`` or than the free disk, before writing."""
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 0:
+        raise InvalidInput(f"max_bytes must be an integer >= 0, got {max_bytes!r}")
+    where = repr(str(info.path))
+    if info.size > max_bytes:
+        raise InvalidInput(f"{where} holds a store of {info.size:,} bytes, more than max_bytes "
+                           f"({max_bytes:,}); nothing was restored — pass a larger max_bytes "
+                           "if you expect a store that large")
+    free = shutil.disk_usage(dest.parent).free
+    if info.size > free - FREE_DISK_RESERVE_BYTES:
+        raise InvalidInput(f"{where} holds a store of {info.size:,} bytes; {str(dest.parent)!r} "
+                           f"has {free:,} bytes free (a restore keeps "
+                           f"{FREE_DISK_RESERVE_BYTES:,} free); nothing was restored")
+
+
+def _check_database_header(first: bytes, size: int) -> None:
+    """The decompressed stream must start as a SQLite database of ``size`` bytes: the magic,
+    and a page size (bytes 16-17, 1 meaning 65536) times page count (bytes 28-31) equal to
+    it, when the header's count is in use (it always is for files SQLite 3.7+ writes)."""
+    if not first.startswith(_SQLITE_MAGIC):
+        raise _Damaged("its data is not a SQLite database (the first bytes are not a SQLite "
+                       "header)")
+    page = int.from_bytes(first[16:18], "big")
+    page = 65536 if page == 1 else page
+    pages = int.from_bytes(first[28:32], "big")
+    changes, valid_for = first[24:28], first[92:96]
+    if pages and changes == valid_for and page * pages != size:
+        raise _Damaged(f"its SQLite header says {page * pages:,} bytes ({pages} pages of "
+                       f"{page}), its archive header {size:,}")
+
+
 def _inflate_into(info: SnapshotInfo, temp: Path, progress: Progress | None) -> None:
     """Decompress the payload into ``temp`` (fsynced), checking its size and SHA-256."""
     where = repr(str(info.path))
@@ -427,13 +474,23 @@ def _inflate_into(info: SnapshotInfo, temp: Path, progress: Progress | None) -> 
         if progress is not None:
             chunks = progress(chunks, total=math.ceil(info.compressed_size / CHUNK_BYTES))
         try:
+            head = b""
             for piece in _inflate(chunks, info.compression):
+                if len(head) < 100:  # nothing is written before the SQLite header is checked
+                    head += piece
+                    if len(head) < 100:
+                        continue
+                    piece, head = head, head[:100]
+                    _check_database_header(head, info.size)
                 size += len(piece)
                 if size > info.size:
                     raise _Damaged(f"it decompresses to more than the {info.size} bytes its "
                                    "header says")
                 digest.update(piece)
                 dst.write(piece)
+            if 0 < len(head) < 100:
+                raise _Damaged("its data is not a SQLite database (it is shorter than a "
+                               "SQLite header)")
         except (_Damaged, zlib.error, lzma.LZMAError, EOFError) as exc:
             raise IntegrityError(f"{damaged}: its compressed data does not decompress "
                                  f"({exc}); {what_to_do}") from None

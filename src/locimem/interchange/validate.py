@@ -225,11 +225,12 @@ class ValidationReport:
 
 
 # -- entry points -----------------------------------------------------------------------------
-def validate(target: SQLiteStore | str | os.PathLike[str], *, scope: str | None = None
-             ) -> ValidationReport:
-    """Validate a store (an open one or a file) or an exported directory."""
+def validate(target: SQLiteStore | str | os.PathLike[str], *, scope: str | None = None,
+             hmac_key: bytes | None = None) -> ValidationReport:
+    """Validate a store (an open one or a file) or an exported directory (with ``hmac_key``,
+    its signature too)."""
     if not isinstance(target, SQLiteStore) and str(target) != MEMORY and Path(target).is_dir():
-        return validate_directory(target)
+        return validate_directory(target, hmac_key=hmac_key)
     return validate_store(target, scope=scope)
 
 
@@ -277,19 +278,22 @@ def load_state(store: SQLiteStore, scope: str, *, from_log: bool,
     return reader._load_state(from_log=from_log)
 
 
-def validate_directory(directory: str | os.PathLike[str]) -> ValidationReport:
+def validate_directory(directory: str | os.PathLike[str], *,
+                       hmac_key: bytes | None = None) -> ValidationReport:
     """Check a memory directory (:mod:`locimem.interchange.export`): the manifest and the size
     and SHA-256 of every file (``manifest_checksums``, by
     :func:`~locimem.interchange.directory.check_directory`); then that it imports into a new
     store (``directory_imports``), and that the store it gives passes every rule of
     :func:`validate_store` (their messages say ``as imported``). The scratch store lives in a
-    temporary directory and is deleted.
+    temporary directory and is deleted. A signed directory's signature is checked with
+    ``hmac_key`` (a mismatch fails ``directory_imports``); without a key it is not, and a
+    warning says so.
 
     Raises:
         NotFound: ``directory`` is not a directory.
     """
-    from locimem.interchange.directory import check_directory
-    from locimem.interchange.load import import_memory
+    from locimem.interchange.directory import check_directory, verify_directory
+    from locimem.interchange.load import _import_memory
 
     root = Path(directory)
     if not root.is_dir():
@@ -303,7 +307,12 @@ def validate_directory(directory: str | os.PathLike[str]) -> ValidationReport:
     with tempfile.TemporaryDirectory(prefix="locimem-validate-") as scratch:
         copy = Path(scratch) / "imported.loci"
         try:
-            import_memory(root, copy)
+            if hmac_key is None and verify_directory(root, check_signature=False).hmac_sha256:
+                report.warnings.append(Violation(
+                    "directory_imports", (), "the directory is signed (HMAC-SHA256); its "
+                    "signature was not checked (no key given)"))
+            _import_memory(root, copy, scope=None, progress=None, hmac_key=hmac_key,
+                           check_signature=hmac_key is not None)
         except Exception as exc:  # whatever stops the import is what is wrong
             report.violations.append(Violation(
                 "directory_imports", (), f"it does not import: {type(exc).__name__}: {exc}"))

@@ -13,7 +13,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from locimem.check import check_int, check_label, check_positive, check_time, check_vec
+from locimem.check import (
+    check_coordinate_domain,
+    check_distance_domain,
+    check_int,
+    check_label,
+    check_object_id,
+    check_time,
+)
 from locimem.config import TrackerConfig
 from locimem.errors import InvalidInput, NotFound, StoreClosed
 from locimem.evidence.deltas import DELTA_KINDS, DELTA_STATUSES
@@ -151,7 +158,7 @@ class MemoryReader:
 
     def _object(self, object_id: int) -> ObjectState:
         self.store  # noqa: B018
-        oid = check_int(object_id, "object_id")
+        oid = check_object_id(object_id, "object_id")
         obj = self._state.objects.get(oid)
         if obj is None or oid in self._hidden():
             if obj is None and oid not in self._hidden():
@@ -209,8 +216,8 @@ class MemoryReader:
         nearest first. ``label`` matches whole words ("chair" finds "office chair", "table"
         never "vegetable"); ``status`` defaults to every status but lost; ``level`` is
         ``furniture`` or ``item``; ``room`` a defined room's name."""
-        p = check_vec(point, "point", 3)
-        r = check_positive(radius, "radius")
+        p = check_coordinate_domain(point, "point")
+        r = check_distance_domain(radius, "radius")
         accept = self._filter(label, status, level, room)
         objects = self._state.objects
         return [self._view(objects[oid]) for _, oid in self._state.grid.near(p, r)
@@ -220,7 +227,7 @@ class MemoryReader:
                 status: Any = LIVE_STATUSES, level: str | None = None,
                 room: str | None = None) -> list[TrackedObject]:
         """The ``k`` objects nearest to ``point`` (filters as in :meth:`near`), nearest first."""
-        p = check_vec(point, "point", 3)
+        p = check_coordinate_domain(point, "point")
         k = check_int(k, "k", lo=1, hi=10_000)
         accept = self._filter(label, status, level, room)
         objects = self._state.objects
@@ -232,8 +239,8 @@ class MemoryReader:
                room: str | None = None) -> list[TrackedObject]:
         """Objects whose centre lies in the axis-aligned box [box_min, box_max] (map frame,
         inclusive), by id."""
-        lo = check_vec(box_min, "box_min", 3)
-        hi = check_vec(box_max, "box_max", 3)
+        lo = check_coordinate_domain(box_min, "box_min")
+        hi = check_coordinate_domain(box_max, "box_max")
         if any(a > b for a, b in zip(lo, hi, strict=True)):
             raise InvalidInput(f"box_min {lo} must not exceed box_max {hi} on any axis")
         accept = self._filter(label, status, level, room)
@@ -278,7 +285,7 @@ class MemoryReader:
         view_then = self._reader_at(check_time(t, "t"))
         if isinstance(label_or_id, str):
             return view_then.recall(label_or_id)
-        oid = check_int(label_or_id, "label_or_id")
+        oid = check_object_id(label_or_id, "label_or_id")
         try:
             obj = view_then._object(oid)
         except NotFound:
@@ -593,7 +600,7 @@ class MemoryReader:
             label=None if label is None else check_label(label, "label"),
             since=None if since is None else check_time(since, "since"),
             until=None if until is None else check_time(until, "until"),
-            object_id=None if object_id is None else check_int(object_id, "object_id"),
+            object_id=None if object_id is None else check_object_id(object_id, "object_id"),
             limit=None if limit is None else check_int(limit, "limit", lo=1),
             until_commit=self._until_commit,
             exclude_forgotten=True,
@@ -652,7 +659,8 @@ class MemoryReader:
             self._scope,
             since=None if since is None else check_time(since, "since"),
             until=None if until is None else check_time(until, "until"),
-            actor=actor, object_id=None if object_id is None else check_int(object_id, "object_id"),
+            actor=actor,
+            object_id=None if object_id is None else check_object_id(object_id, "object_id"),
             kinds=kinds,
             recorded_since=None if recorded_since is None else check_time(recorded_since,
                                                                            "recorded_since"),

@@ -25,6 +25,7 @@ import numpy as np
 from locimem.errors import NotAStore, NotFound, ReadOnly, SchemaVersionError, StoreLocked
 from locimem.model import AuditEntry, Commit, Event, EventKind, Observation
 from locimem.store.base import StateDelta
+from locimem.store.open_check import check_on_open, check_open_mode
 from locimem.store.schema import (
     FORMAT,
     MIGRATIONS,
@@ -68,7 +69,8 @@ class SQLiteStore:
     """A locimem store in one SQLite file (or ``":memory:"`` for tests and scratch work)."""
 
     def __init__(self, path: str | os.PathLike[str], *, read_only: bool = False,
-                 durable: bool = True) -> None:
+                 durable: bool = True, check: str = "quick") -> None:
+        check = check_open_mode(check)  # see locimem.store.open_check
         self.path = str(path)
         self.read_only = read_only
         self.durable = durable
@@ -88,6 +90,7 @@ class SQLiteStore:
             probe = self._connect(read_only=True)
             try:
                 version = self._check_format(probe)
+                check_on_open(probe, self.path, check)
             finally:
                 probe.close()
             if version < SCHEMA_VERSION and read_only:

@@ -191,3 +191,46 @@ def check_attributes(values: Any) -> dict[str, str | float | int | bool]:
                 f"attribute {name!r} must be a string, number or boolean, got {_describe(value)}"
             )
     return out
+
+
+# -- domain limits -----------------------------------------------------------------------------
+# What a memory of one map can hold. Far past any building or campus, and far inside what the
+# float and integer arithmetic downstream (grids, areas, SQLite's 64-bit integers) handles
+# exactly, so a value that passes here cannot overflow later.
+MAX_COORD_M = 1e6  # |x|, |y|, |z| of a position or a room vertex, metres from the map origin
+MAX_EXTENT_M = 1e4  # one extent of a box (a detection, a prior entry), metres
+MAX_ID = 2**63 - 1  # ids are SQLite integers (signed 64-bit)
+
+
+def check_position(value: Any, name: str, n: int = 3) -> tuple[float, ...]:
+    """``n`` finite coordinates (metres, map frame), each within ±:data:`MAX_COORD_M`."""
+    out = check_vec(value, name, n)
+    for i, x in enumerate(out):
+        if abs(x) > MAX_COORD_M:
+            raise InvalidInput(f"{name}[{i}] must be within ±{MAX_COORD_M:g} m of the map "
+                               f"origin, got {x:g}")
+    return out
+
+
+def check_coordinate(value: Any, name: str) -> float:
+    """One finite coordinate (metres, map frame) within ±:data:`MAX_COORD_M`."""
+    out = check_float(value, name)
+    if abs(out) > MAX_COORD_M:
+        raise InvalidInput(f"{name} must be within ±{MAX_COORD_M:g} m of the map origin, "
+                           f"got {out:g}")
+    return out
+
+
+def check_extent(value: Any, name: str = "size") -> tuple[float, float, float]:
+    """Box extents in metres: three finite numbers in [0, :data:`MAX_EXTENT_M`]."""
+    out = check_size(value, name)
+    for i, x in enumerate(out):
+        if x > MAX_EXTENT_M:
+            raise InvalidInput(f"{name}[{i}] must be at most {MAX_EXTENT_M:g} m, got {x:g}")
+    return out
+
+
+def check_id(value: Any, name: str) -> int:
+    """An id: an integer within 63 bits (what the store can hold; negative ids are simply
+    never found)."""
+    return check_int(value, name, lo=-MAX_ID - 1, hi=MAX_ID)

@@ -15,11 +15,13 @@ from typing import Any
 import numpy as np
 
 from locimem.check import (
+    MAX_EXTENT_M,
+    check_extent,
     check_feature,
     check_label,
+    check_position,
     check_positive,
     check_quaternion,
-    check_size,
     check_text,
     check_track_id,
     check_unit_interval,
@@ -110,8 +112,8 @@ class Detection:
         set_ = object.__setattr__
         set_(self, "label", check_label(self.label))
         set_(self, "confidence", check_unit_interval(self.confidence, "confidence"))
-        set_(self, "center", check_vec(self.center, "center", 3))
-        set_(self, "size", check_size(self.size, "size"))
+        set_(self, "center", check_position(self.center, "center", 3))
+        set_(self, "size", check_extent(self.size, "size"))
         if self.feature is not None:
             set_(self, "feature", check_feature(self.feature))
         set_(self, "track_id", check_track_id(self.track_id))
@@ -168,7 +170,7 @@ class Camera:
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
-        set_(self, "position", check_vec(self.position, "camera.position", 3))
+        set_(self, "position", check_position(self.position, "camera.position", 3))
         set_(self, "quaternion", check_quaternion(self.quaternion, "camera.quaternion"))
         for name in ("fov_deg", "vfov_deg"):
             value = check_positive(getattr(self, name), f"camera.{name}")
@@ -176,6 +178,9 @@ class Camera:
                 raise InvalidInput(f"camera.{name} must be < 180 degrees, got {value}")
             set_(self, name, value)
         set_(self, "range_m", check_positive(self.range_m, "camera.range_m"))
+        if self.range_m > MAX_EXTENT_M:
+            raise InvalidInput(f"camera.range_m must be at most {MAX_EXTENT_M:g} m, "
+                               f"got {self.range_m:g}")
         if self.depth is not None:
             depth = np.asarray(self.depth, dtype=np.float32)
             if depth.ndim != 2 or min(depth.shape) < 1:

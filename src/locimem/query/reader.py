@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from locimem.check import check_int, check_label, check_positive, check_time, check_vec
+from locimem.check import check_id, check_int, check_label, check_positive, check_time, check_vec
 from locimem.config import TrackerConfig
 from locimem.errors import InvalidInput, NotFound, StoreClosed
 from locimem.evidence.deltas import DELTA_KINDS, DELTA_STATUSES
@@ -151,7 +151,7 @@ class MemoryReader:
 
     def _object(self, object_id: int) -> ObjectState:
         self.store  # noqa: B018
-        oid = check_int(object_id, "object_id")
+        oid = check_id(object_id, "object_id")
         obj = self._state.objects.get(oid)
         if obj is None or oid in self._hidden():
             if obj is None and oid not in self._hidden():

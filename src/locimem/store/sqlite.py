@@ -211,6 +211,22 @@ class SQLiteStore:
             raise
         conn.execute("COMMIT")
 
+    @contextlib.contextmanager
+    def snapshot_read(self) -> Iterator[None]:
+        """One read transaction: every query inside sees the same committed state (WAL gives
+        each reader a snapshot), however many commits another process lands meanwhile. Inside
+        a transaction already (a write, or an outer read), it simply joins it."""
+        conn = self.conn
+        if conn.in_transaction:
+            yield
+            return
+        conn.execute("BEGIN")  # deferred: the first SELECT fixes the snapshot
+        try:
+            yield
+        finally:
+            if conn.in_transaction:
+                conn.execute("COMMIT")  # read-only: nothing to write, only the snapshot ends
+
     def append(self, scope: str, records: Sequence[Record], delta: StateDelta) -> None:
         """Append one commit's records and write the state they changed, atomically."""
         rows = _record_rows(scope, records)

@@ -30,6 +30,8 @@ EPILOG = """examples:
   locimem bench                      ingest and open-time figures
   locimem bench qa                   question answering on simulated homes, per kind
   locimem bench interchange          export/import time and size, 10k objects, 1M observations
+  locimem bench crowd                one box reported 200..10,000 times in one scan
+  locimem bench load                 1 writer + 4 readers for 60 s: torn states, p99 latencies
   locimem mcp home.loci              serve the memory to a language model over MCP (stdio)
   locimem export home.loci home-map/  a readable, checksummed directory (home.usda: USD)
   locimem import home-map/ copy.loci  back into a store, bit for bit (--prior: as a prior map)
@@ -257,6 +259,16 @@ def cmd_bench(args: argparse.Namespace) -> int:
         run_interchange(args.interchange_objects, args.interchange_observations,
                         progress=_progress(args))
         return 0
+    if args.suite == "crowd":
+        from locimem.bench.crowd import run_crowd_suite
+
+        run_crowd_suite(sys.stdout)
+        return 0
+    if args.suite == "load":
+        from locimem.bench.load import run_load_suite
+
+        f = run_load_suite(sys.stdout, seconds=args.seconds, readers=args.readers)
+        return 0 if f.torn == 0 and not f.errors else 1
     if args.suite == "retention":
         from locimem.bench.retention import run_retention_suite
 
@@ -653,9 +665,12 @@ def build_parser() -> argparse.ArgumentParser:
                        "or quality (simulated days with ground truth, beside a naive baseline) "
                        "or queries (query latency at 1k, 10k and 100k objects) "
                        "or qa (questions answered through the agent tools, graded per kind) "
-                       "or interchange (export and import time and size)")
+                       "or interchange (export and import time and size) "
+                       "or crowd (one box reported 200 to 10,000 times in one scan) "
+                       "or load (1 writer and 4 readers on one file: torn states, p99s)")
     p.add_argument("suite", nargs="?", default="ingest",
-                   choices=["ingest", "retention", "quality", "queries", "qa", "interchange"],
+                   choices=["ingest", "retention", "quality", "queries", "qa", "interchange",
+                            "crowd", "load"],
                    help="which benchmark (default: ingest)")
     p.add_argument("--minutes", type=float, default=10.0,
                    help="retention: minutes of 30 Hz stream to simulate (default 10)")
@@ -668,6 +683,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="interchange: objects in the exported store (default 10000)")
     p.add_argument("--interchange-observations", type=int, default=1_000_000, metavar="N",
                    help="interchange: observations in the exported store (default 1000000)")
+    p.add_argument("--seconds", type=float, default=60.0,
+                   help="load: how long the writer and readers run (default 60)")
+    p.add_argument("--readers", type=int, default=4,
+                   help="load: reader processes (default 4)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_bench)
     return parser

@@ -268,3 +268,25 @@ def test_compact_failing_in_the_store_changes_nothing(
     report = mem.compact(older_than_s=5.0)
     assert report.removed > 0
     _assert_consistent(mem)
+
+
+# -- found by the stateful fuzzer ----------------------------------------------------------------
+def test_a_rejected_detections_embedding_fixes_the_width_too(store_path: Path,
+                                                             tmp_path: Path) -> None:
+    """A rejected detection's embedding is logged; a later embedding of another width used to
+    be accepted, and the scope could then not be exported (one matrix, two widths)."""
+    from locimem.interchange.export import export_memory
+
+    weak = Detection("mug", 0.01, (1, 1, 1), (0.1, 0.1, 0.1), feature=(1.0, 0.0))
+    wide = Detection("mug", 0.9, (1, 1, 1), (0.1, 0.1, 0.1), feature=(1.0, 0.0, 0.0, 0.0))
+    with ObjectMemory.open(store_path, scope="fz") as mem:
+        mem.observe(0.0, [weak])
+        with pytest.raises(InvalidInput, match="feature has width 4, but this memory's "
+                                               "embeddings have width 2"):
+            mem.observe(1.0, [wide])
+    with ObjectMemory.open(store_path, scope="fz") as mem:  # and after reopening
+        with pytest.raises(InvalidInput, match="have width 2"):
+            mem.observe(1.0, [wide])
+        mem.observe(1.0, [Detection("mug", 0.9, (1, 1, 1), (0.1,) * 3, feature=(0.0, 1.0))])
+    export_memory(store_path, tmp_path / "out", scope="fz")
+    assert (tmp_path / "out" / "manifest.json").is_file()

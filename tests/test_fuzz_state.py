@@ -24,9 +24,15 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    rule,
+    run_state_machine_as_test,
+)
 
 from locimem import Camera, Detection, ObjectMemory
 from locimem.errors import LocimemError
@@ -42,6 +48,7 @@ SCOPE = "fz"
 coord = st.one_of(st.sampled_from([0.0, 0.05, 0.1, 0.5, 1.0, 1.02, 1.5, 2.0, 3.0]),
                   st.floats(-1.0, 4.0, allow_nan=False, allow_infinity=False),
                   st.sampled_from([1e7, -1e300, math.nan, math.inf]))  # refused at the boundary
+safe = st.floats(-1.0, 4.0, allow_nan=False, allow_infinity=False)
 extent = st.one_of(st.sampled_from([0.0, 0.08, 0.1, 0.3, 1.2]),
                    st.floats(0.0, 2.0, allow_nan=False), st.sampled_from([-0.1, 1e19]))
 embedding = st.one_of(
@@ -89,22 +96,50 @@ class MemoryMachine(RuleBasedStateMachine):
                                                   "tombstones", "rejection_keys")
                      for i in (0, 1))
 
-    def attempt(self, call: Any) -> Any:
+    def attempt(self, what: str, call: Any) -> Any:
         before = (self.mem.snapshot(), self._rows(), self.mem._state.relations_snapshot())
         try:
-            return call()
-        except LocimemError:
+            out = call()
+        except LocimemError as exc:
             after = (self.mem.snapshot(), self._rows(), self.mem._state.relations_snapshot())
             assert after == before, "a refused call changed something"
+            event(f"{what}: {type(exc).__name__}")
             return None
+        event(f"{what}: ok")
+        return out
 
     def ids(self, data: st.DataObject) -> int:
         known = sorted(self.mem._state.objects)
-        return data.draw(st.one_of(st.sampled_from(known), st.integers(-2, 10**4),
+        return data.draw(st.one_of(st.sampled_from(known), st.sampled_from(known),
+                                   st.sampled_from(known), st.integers(-2, 10**4),
                                    st.sampled_from([2**63, 2**64]))
                          if known else st.integers(-2, 50))
 
     # -- rules -------------------------------------------------------------------------------
+    @initialize(prior=st.booleans(), rooms=st.booleans())
+    def start(self, prior: bool, rooms: bool) -> None:
+        """Often a furnished start, so deltas, consolidation and relations get exercised."""
+        if rooms:
+            self.mem.define_room("kitchen", [(-1, -1), (2.5, -1), (2.5, 4), (-1, 4)])
+        if prior:
+            self.mem.load_prior([
+                {"label": "kitchen table", "center": (1.0, 1.0, 0.4), "size": (1.2, 0.8, 0.8)},
+                {"label": "cup", "center": (1.0, 1.0, 0.9), "size": (0.08, 0.08, 0.1)},
+                {"label": "box", "center": (2.0, 0.5, 0.4), "size": (0.3, 0.3, 0.3)},
+            ], scene="survey")
+
+    @rule(steps=st.integers(3, 10), where=st.sampled_from([(1.0, 1.0, 0.9), (1.5, 1.0, 0.9),
+                                                           (2.0, 1.5, 0.9), (3.0, 0.5, 0.4)]),
+          label=st.sampled_from(["cup", "box", "book"]))
+    def sustained_sighting(self, steps: int, where: tuple[float, float, float],
+                           label: str) -> None:
+        """The same thing seen in several scans (what promotes objects and confirms deltas)."""
+        for _ in range(steps):
+            self.t += 1.0
+            t = self.t
+            self.attempt("observe", lambda t=t: self.mem.observe(
+                t, [Detection(label, 0.9, where, (0.1, 0.1, 0.1))]))
+
     @rule(data=st.data(), n=st.integers(0, 6), dt=st.sampled_from([0.0, 0.5, 1.0, 2.0, 40.0]),
           camera=st.sampled_from([None, "plain", "depth"]),
           source=st.sampled_from(["tracker", "head-cam/yolo"]))
@@ -123,23 +158,24 @@ class MemoryMachine(RuleBasedStateMachine):
                 st.sampled_from([0.5, 2.0, 5.0, math.inf])), dtype=np.float32)
             cam = Camera((-1.0, 1.5, 1.0), (1.0, 0.0, 0.0, 0.0), 90.0, 8.0, depth=depth)
         t = self.t + dt
-        if self.attempt(lambda: self.mem.observe(t, dets, camera=cam, source=source)):
+        if self.attempt("observe", lambda: self.mem.observe(t, dets, camera=cam, source=source)):
             self.t = t
 
     @rule()
     def observe_in_the_past(self) -> None:
         if self.mem.now is not None:
-            assert self.attempt(lambda: self.mem.observe(self.mem.now - 1.0, [])) is None
+            assert self.attempt("observe", lambda: self.mem.observe(self.mem.now - 1.0, [])) is None
 
     @rule(data=st.data(), label=st.sampled_from(["vase", "cup", "", "a\x00b"]))
     def relabel(self, data: st.DataObject, label: str) -> None:
         oid = self.ids(data)
-        self.attempt(lambda: self.mem.relabel(oid, label, actor="alice", reason="fuzz"))
+        self.attempt("relabel", lambda: self.mem.relabel(oid, label, actor="alice", reason="fuzz"))
 
-    @rule(data=st.data(), to=st.tuples(coord, coord, coord))
+    @rule(data=st.data(), to=st.one_of(st.tuples(safe, safe, safe), st.tuples(coord, coord,
+                                                                              coord)))
     def move(self, data: st.DataObject, to: tuple[float, float, float]) -> None:
         oid = self.ids(data)
-        self.attempt(lambda: self.mem.move(oid, to))
+        self.attempt("move", lambda: self.mem.move(oid, to))
 
     @rule(data=st.data(), values=st.dictionaries(st.sampled_from(["color", "mobile", ""]),
                                                  st.one_of(st.text(max_size=5), st.booleans(),
@@ -149,22 +185,22 @@ class MemoryMachine(RuleBasedStateMachine):
     def set_attributes(self, data: st.DataObject, values: dict[str, Any],
                        remove: list[str]) -> None:
         oid = self.ids(data)
-        self.attempt(lambda: self.mem.set_attributes(oid, values, remove=remove))
+        self.attempt("set_attributes", lambda: self.mem.set_attributes(oid, values, remove=remove))
 
     @rule(data=st.data())
     def forget(self, data: st.DataObject) -> None:
         oid = self.ids(data)
-        self.attempt(lambda: self.mem.forget(oid, reason="fuzz"))
+        self.attempt("forget", lambda: self.mem.forget(oid, reason="fuzz"))
 
     @rule(name=st.sampled_from(ROOMS), x=st.sampled_from([-1.0, 0.0, 2.0, 1e7]),
           w=st.sampled_from([0.0, 1.0, 2.5, 4.0]), h=st.sampled_from([1.0, 3.0]))
     def define_room(self, name: str, x: float, w: float, h: float) -> None:
         poly = [(x, 0.0), (x + w, 0.0), (x + w, h), (x, h)]
-        self.attempt(lambda: self.mem.define_room(name, poly))
+        self.attempt("define_room", lambda: self.mem.define_room(name, poly))
 
     @rule(a=st.sampled_from(ROOMS), b=st.sampled_from(ROOMS))
     def connect_rooms(self, a: str, b: str) -> None:
-        self.attempt(lambda: self.mem.connect_rooms(a, b))
+        self.attempt("connect_rooms", lambda: self.mem.connect_rooms(a, b))
 
     @rule(names=st.lists(st.sampled_from(ROOMS), min_size=1, max_size=2),
           link=st.booleans())
@@ -172,14 +208,14 @@ class MemoryMachine(RuleBasedStateMachine):
         rooms = [{"name": n, "polygon": [(4.0 + i, 0), (5.0 + i, 0), (5.0 + i, 1)]}
                  for i, n in enumerate(names)]
         data = {"rooms": rooms, "connections": [names[:2]] if link and len(names) == 2 else []}
-        self.attempt(lambda: self.mem.import_rooms(data))
+        self.attempt("import_rooms", lambda: self.mem.import_rooms(data))
 
     @rule(data=st.data(), n=st.integers(0, 3))
     def load_prior(self, data: st.DataObject, n: int) -> None:
         entries = [{"label": data.draw(st.sampled_from(LABELS)),
                     "center": data.draw(st.tuples(coord, coord, coord)),
                     "size": data.draw(st.tuples(extent, extent, extent))} for _ in range(n)]
-        self.attempt(lambda: self.mem.load_prior(entries, scene="survey"))
+        self.attempt("load_prior", lambda: self.mem.load_prior(entries, scene="survey"))
 
     @rule(data=st.data(), confirm=st.booleans())
     def review_delta(self, data: st.DataObject, confirm: bool) -> None:
@@ -187,15 +223,16 @@ class MemoryMachine(RuleBasedStateMachine):
         did = data.draw(st.one_of(st.sampled_from(known), st.integers(0, 99))
                         if known else st.integers(0, 9))
         verb = self.mem.confirm_delta if confirm else self.mem.reject_delta
-        self.attempt(lambda: verb(did, actor="alice"))
+        self.attempt("confirm_delta" if confirm else "reject_delta",
+                     lambda: verb(did, actor="alice"))
 
     @rule()
     def consolidate(self) -> None:
-        self.attempt(lambda: self.mem.consolidate(actor="alice"))
+        self.attempt("consolidate", lambda: self.mem.consolidate(actor="alice"))
 
     @rule(older=st.sampled_from([0.0, 1.0, 5.0, 60.0]), trail=st.sampled_from([0.5, 10.0]))
     def compact(self, older: float, trail: float) -> None:
-        self.attempt(lambda: self.mem.compact(older_than_s=older, trail_s=trail))
+        self.attempt("compact", lambda: self.mem.compact(older_than_s=older, trail_s=trail))
 
     @rule()
     def reopen(self) -> None:

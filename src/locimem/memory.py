@@ -257,6 +257,7 @@ class ObjectMemory(MemoryReader):
             decision = decide(self._state, self._config, t, dets, camera,
                               recorded_at=float(self._clock()), actor=source)
             records = self._commit(decision.records, camera)
+        self._note_embedding_width(dets)
         events = tuple(r for r in records if isinstance(r, Event))
         return ScanResult(commit=decision.records[0].id, t=t,  # type: ignore[union-attr]
                           assignments=decision.assignments, events=events,
@@ -276,7 +277,7 @@ class ObjectMemory(MemoryReader):
                 f"detections must be a list of Detection, got {type(detections).__name__}"
             )
         dets = list(detections)
-        dim = self._state.feature_dim
+        dim = self._embedding_width(dets)
         for i, det in enumerate(dets):
             if not isinstance(det, Detection):
                 raise InvalidInput(
@@ -292,6 +293,29 @@ class ObjectMemory(MemoryReader):
                         f"embeddings have width {dim}"
                     )
         return dets
+
+    _logged_width: int | None = None  # width of a rejected detection's logged embedding
+    _logged_width_known = False
+
+    def _embedding_width(self, dets: Sequence[Detection]) -> int | None:
+        """The width every embedding of this scope must have: fixed by the first one recorded
+        — accepted (the state knows it) or rejected (its embedding is logged too, and a scope's
+        logged embeddings are one matrix when exported). Looked up in the log at most once per
+        memory, and only while no accepted embedding has fixed it."""
+        dim = self._state.feature_dim
+        if dim is not None or all(d.feature is None for d in dets
+                                  if isinstance(d, Detection)):
+            return dim
+        if not self._logged_width_known:
+            self._logged_width = self.store.logged_feature_dim(self._scope)
+            self._logged_width_known = True
+        return self._logged_width
+
+    def _note_embedding_width(self, dets: Sequence[Detection]) -> None:
+        """After a scan landed: the first logged embedding fixes the width (see above)."""
+        if self._logged_width is None and self._logged_width_known:
+            width = next((d.feature.shape[0] for d in dets if d.feature is not None), None)
+            self._logged_width = None if width is None else int(width)
 
 
     # -- governance ---------------------------------------------------------------------------

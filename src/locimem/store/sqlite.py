@@ -356,6 +356,18 @@ class SQLiteStore:
             "SELECT 1 FROM checkpoints WHERE scope = ? LIMIT 1", (scope,)).fetchone() else None
         return None if checkpoint is None else checkpoint[1].get("feature_dim")
 
+    def logged_feature_dim(self, scope: str) -> int | None:
+        """The embedding width of the scope's observations, accepted or rejected (None if no
+        observation has one). Accepted ones are found through their index; rejected ones may
+        take a scan of the log."""
+        width = self.feature_dim(scope)
+        if width is not None:
+            return width
+        row = self.conn.execute(
+            "SELECT length(feature) FROM observations WHERE scope = ? AND feature IS NOT NULL "
+            "LIMIT 1", (scope,)).fetchone()
+        return None if row is None else row[0] // 4  # float32
+
     def load_tombstones(self, scope: str) -> dict[int, TombstoneState]:
         rows = self.conn.execute(
             "SELECT id, data FROM tombstones WHERE scope = ? ORDER BY id", (scope,))

@@ -280,7 +280,7 @@ def _run(max_examples: int, steps: int, **kw: Any) -> None:
 
 def test_fuzz_state_machine_bounded() -> None:
     """The quick suite's run: a bounded number of examples (fixed ones under CI)."""
-    _run(max_examples=12, steps=25)
+    _run(max_examples=20, steps=30)
 
 
 @pytest.mark.slow

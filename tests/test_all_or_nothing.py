@@ -290,3 +290,20 @@ def test_a_rejected_detections_embedding_fixes_the_width_too(store_path: Path,
         mem.observe(1.0, [Detection("mug", 0.9, (1, 1, 1), (0.1,) * 3, feature=(0.0, 1.0))])
     export_memory(store_path, tmp_path / "out", scope="fz")
     assert (tmp_path / "out" / "manifest.json").is_file()
+
+
+@pytest.mark.parametrize("where", ["apply", "detect_deltas"])
+def test_load_prior_failing_partway_changes_nothing(store_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch,
+                                                    where: str) -> None:
+    with ObjectMemory.open(store_path) as mem:
+        mem.define_room("kitchen", [(0, 0), (6, 0), (6, 4), (0, 4)])
+        before, counts = mem.snapshot(), _counts(mem)
+        with monkeypatch.context() as patch:
+            _fail_at(patch, where, after=3 if where == "apply" else 0)
+            with pytest.raises(Boom):
+                mem.load_prior([TABLE, MUG], scene="survey")
+        assert mem.snapshot() == before and _counts(mem) == counts
+        assert mem.prior_map() == {} and mem.objects() == []
+        assert mem.load_prior([TABLE, MUG], scene="survey") == [1, 2]  # ids not used up
+        _assert_consistent(mem)

@@ -205,14 +205,25 @@ MAX_ABS_COORD_M = 1e6
 positions, query points) has ``|x|, |y|, |z| <= MAX_ABS_COORD_M`` metres in the map frame —
 1000 km, far beyond any map a robot keeps, and small enough that sums, squares and grid cells
 stay exact and finite."""
-MAX_SIZE_M = 2 * MAX_ABS_COORD_M
-"""Box extents (and query radii) are at most this many metres: a box no larger than the
-domain."""
+MAX_SIZE_M = 1e4
+"""Box extents are at most this many metres (10 km: past any building or campus, and far inside
+what the box grid's integer cells and the areas downstream handle exactly); query radii and a
+camera's range at most twice that."""
 MAX_FEATURE_DIM = 4096
 """The widest embedding accepted, in floats (one store uses one width)."""
 MAX_ID = 2**63 - 1
 """Object ids, record seqs and commit ids are SQLite integers (64-bit, signed); locimem's own
 are >= 1."""
+
+
+def check_coordinate(value: Any, name: str) -> float:
+    """One finite coordinate (metres, map frame) within ``MAX_ABS_COORD_M`` of the origin (a
+    room vertex, a z range)."""
+    out = check_float(value, name)
+    if abs(out) > MAX_ABS_COORD_M:
+        raise InvalidInput(f"{name} must be within {MAX_ABS_COORD_M:g} m of the map origin, "
+                           f"got {out:g}")
+    return out
 
 
 def check_coordinate_domain(value: Any, name: str) -> tuple[float, float, float]:

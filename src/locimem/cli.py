@@ -32,6 +32,8 @@ EPILOG = """examples:
   locimem bench qa                   question answering on simulated homes, per kind
   locimem bench interchange          export/import time and size, 10k objects, 1M observations
   locimem bench bag                  scans/s from a ROS 2 bag beside the Python API
+  locimem bench crowd                one box reported 200..10,000 times in one scan
+  locimem bench load                 1 writer + 4 readers for 60 s: torn states, p99 latencies
   locimem mcp home.loci              serve the memory to a language model over MCP (stdio)
   locimem export home.loci home-map/  a readable, checksummed directory (home.usda: USD)
   locimem export home.loci scene.cypher  the scene graph for Neo4j: cypher-shell < scene.cypher
@@ -266,6 +268,16 @@ def cmd_bench(args: argparse.Namespace) -> int:
         run_interchange(args.interchange_objects, args.interchange_observations,
                         progress=_progress(args))
         return 0
+    if args.suite == "crowd":
+        from locimem.bench.crowd import run_crowd_suite
+
+        run_crowd_suite(sys.stdout)
+        return 0
+    if args.suite == "load":
+        from locimem.bench.load import run_load_suite
+
+        f = run_load_suite(sys.stdout, seconds=args.seconds, readers=args.readers)
+        return 0 if f.torn == 0 and not f.errors else 1
     if args.suite == "retention":
         from locimem.bench.retention import run_retention_suite
 
@@ -852,10 +864,12 @@ def build_parser() -> argparse.ArgumentParser:
                        "or queries (query latency at 1k, 10k and 100k objects) "
                        "or qa (questions answered through the agent tools, graded per kind) "
                        "or interchange (export and import time and size) "
-                       "or bag (scans/s from a ROS 2 bag vs the Python API; also run by ingest)")
+                       "or bag (scans/s from a ROS 2 bag vs the Python API; also run by ingest) "
+                       "or crowd (one box reported 200 to 10,000 times in one scan) "
+                       "or load (1 writer and 4 readers on one file: torn states, p99s)")
     p.add_argument("suite", nargs="?", default="ingest",
                    choices=["ingest", "retention", "quality", "queries", "qa", "interchange",
-                            "bag"],
+                            "bag", "crowd", "load"],
                    help="which benchmark (default: ingest)")
     p.add_argument("--minutes", type=float, default=10.0,
                    help="retention: minutes of 30 Hz stream to simulate (default 10)")
@@ -871,6 +885,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seeds", type=int, default=1, metavar="N",
                    help="quality: play each scenario with N seeds and print the worst seed's "
                         "figures (default 1: the full tables for the default seeds)")
+    p.add_argument("--seconds", type=float, default=60.0,
+                   help="load: how long the writer and readers run (default 60)")
+    p.add_argument("--readers", type=int, default=4,
+                   help="load: reader processes (default 4)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_bench)
     return parser

@@ -7,26 +7,27 @@ transaction. Opening a store rebuilds the state before any new scan is accepted.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import os
 import sqlite3
 import time
 import zlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from locimem.check import (
     check_attributes,
+    check_coordinate_domain,
     check_label,
     check_positive,
     check_quaternion,
     check_scope,
-    check_size,
+    check_size_domain,
     check_text,
     check_time,
     check_unit_interval,
-    check_vec,
 )
 from locimem.config import TrackerConfig
 from locimem.errors import InvalidInput, LocimemError, ReadOnly
@@ -184,14 +185,40 @@ class ObjectMemory(MemoryReader):
         return self._load_state(from_log=True)
 
     # -- writing ------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _all_or_nothing(self) -> Iterator[None]:
+        """The one place the live state changes: inside this block. Any exception raised in
+        it — while deciding, applying, deriving or appending — puts back the state the store
+        holds (the last commit that landed), so a failed call leaves the memory exactly as it
+        was (or, if its append had already committed, exactly as the store now says)."""
+        try:
+            yield
+        except BaseException:
+            self._restore()
+            raise
+
+    def _restore(self) -> None:
+        """Reload the live state from the store (its cache of the last committed state)."""
+        self._semantic_index = None
+        try:
+            self._state = self._load_state(from_log=False)
+        except BaseException:  # the store cannot be read back: refuse further use
+            self.close()
+            raise
+
     def _commit(self, records: Sequence[Record], camera: Camera | None = None
                 ) -> Sequence[Record]:
         """Apply records to the live state and append them, with the state they changed, in
-        one transaction. If the append fails the state is reloaded from the store.
+        one transaction — all or nothing (see :meth:`_all_or_nothing`).
 
         What the records imply is recorded in the same commit: relation changes (RELATION
         events, already reflected in the state), the frames kept as evidence (KEYFRAME) and
         differences from the prior map (DELTA)."""
+        with self._all_or_nothing():
+            return self._apply_and_append(records, camera)
+
+    def _apply_and_append(self, records: Sequence[Record], camera: Camera | None
+                          ) -> Sequence[Record]:
         state = self._state
         lost_after = self._config.lost_after_s
         for record in records:
@@ -208,12 +235,7 @@ class ObjectMemory(MemoryReader):
         records = self._derive(records, [(EventKind.DELTA, d["object"], d["label"], d)
                                          for d in detect_deltas(state, records, self._config)])
         delta = _delta(state, records)
-        try:
-            self.store.append(self._scope, records, delta)
-        except BaseException:
-            self._state = self._load_state(from_log=False)
-            self._semantic_index = None
-            raise
+        self.store.append(self._scope, records, delta)
         if self._semantic_index is not None:
             for oid in sorted({*delta.touched, *delta.removed_objects}):
                 obj = state.objects.get(oid)
@@ -256,9 +278,11 @@ class ObjectMemory(MemoryReader):
         t = check_time(t)
         source = check_text(source, "source")
         dets = self._check_scan(t, detections, camera)
-        decision = decide(self._state, self._config, t, dets, camera,
-                          recorded_at=float(self._clock()), actor=source)
-        records = self._commit(decision.records, camera)
+        with self._all_or_nothing():  # decide refreshes the state's loss queue
+            decision = decide(self._state, self._config, t, dets, camera,
+                              recorded_at=float(self._clock()), actor=source)
+            records = self._commit(decision.records, camera)
+        self._note_embedding_width(dets)
         events = tuple(r for r in records if isinstance(r, Event))
         for warning in decision.warnings:
             logger.warning("scan at t=%s: %s", t, warning)
@@ -280,7 +304,7 @@ class ObjectMemory(MemoryReader):
                 f"detections must be a list of Detection, got {type(detections).__name__}"
             )
         dets = list(detections)
-        dim = self._state.feature_dim
+        dim = self._embedding_width(dets)
         for i, det in enumerate(dets):
             if not isinstance(det, Detection):
                 raise InvalidInput(
@@ -296,6 +320,29 @@ class ObjectMemory(MemoryReader):
                         f"embeddings have width {dim}"
                     )
         return dets
+
+    _logged_width: int | None = None  # width of a rejected detection's logged embedding
+    _logged_width_known = False
+
+    def _embedding_width(self, dets: Sequence[Detection]) -> int | None:
+        """The width every embedding of this scope must have: fixed by the first one recorded
+        — accepted (the state knows it) or rejected (its embedding is logged too, and a scope's
+        logged embeddings are one matrix when exported). Looked up in the log at most once per
+        memory, and only while no accepted embedding has fixed it."""
+        dim = self._state.feature_dim
+        if dim is not None or all(d.feature is None for d in dets
+                                  if isinstance(d, Detection)):
+            return dim
+        if not self._logged_width_known:
+            self._logged_width = self.store.logged_feature_dim(self._scope)
+            self._logged_width_known = True
+        return self._logged_width
+
+    def _note_embedding_width(self, dets: Sequence[Detection]) -> None:
+        """After a scan landed: the first logged embedding fixes the width (see above)."""
+        if self._logged_width is None and self._logged_width_known:
+            width = next((d.feature.shape[0] for d in dets if d.feature is not None), None)
+            self._logged_width = None if width is None else int(width)
 
 
     # -- governance ---------------------------------------------------------------------------
@@ -333,7 +380,7 @@ class ObjectMemory(MemoryReader):
              reason: str | None = None, t: float | None = None) -> Event:
         """Correct where an object is ("the remote is in the drawer now"): centre (x, y, z),
         metres, map frame. Its sightings stay in its history; a CORRECTED event records it."""
-        center = check_vec(center, "center", 3)
+        center = check_coordinate_domain(center, "center")
         obj, actor, reason, when, recorded = self._correction_args("move", object_id, actor,
                                                                     reason, t)
         records = decide_move(self._state, self._config, obj, center, when, actor, reason,
@@ -631,10 +678,11 @@ class ObjectMemory(MemoryReader):
             "horizon_commit": horizon, "horizon_t": state_at.now, "examined": len(rows),
             "removed": len(dropped), "trail_s": trail,
         })
-        store.compact(scope, checkpoint_commit=horizon, checkpoint_t=state_at.now or 0.0,
-                      state=state_at.snapshot(), delete_seqs=dropped, records=out.records)
-        for record in out.records:
-            apply(self._state, record, self._config.lost_after_s)
+        with self._all_or_nothing():
+            store.compact(scope, checkpoint_commit=horizon, checkpoint_t=state_at.now or 0.0,
+                          state=state_at.snapshot(), delete_seqs=dropped, records=out.records)
+            for record in out.records:
+                apply(self._state, record, self._config.lost_after_s)
         return report
 
 
@@ -797,8 +845,8 @@ def _check_prior_entry(i: int, entry: Any, scene: str) -> dict[str, Any]:
         raise InvalidInput(f"prior entry {i}: id must be a string or an integer")
     return {
         "label": check_label(entry.get("label")),
-        "center": list(check_vec(entry.get("center"), f"prior entry {i} center", 3)),
-        "size": list(check_size(entry.get("size"), f"prior entry {i} size")),
+        "center": list(check_coordinate_domain(entry.get("center"), f"prior entry {i} center")),
+        "size": list(check_size_domain(entry.get("size"), f"prior entry {i} size")),
         "orientation": None if orientation is None else list(
             check_quaternion(orientation, f"prior entry {i} orientation")),
         "attributes": check_attributes(entry.get("attributes") or {}),

@@ -92,7 +92,7 @@ class Detection:
         confidence: detector score in [0, 1].
         center: box centre (x, y, z), metres, map frame; each |coordinate| <= 1e6 m
             (:data:`~locimem.check.MAX_ABS_COORD_M`).
-        size: box extents (dx, dy, dz), metres, each >= 0 and <= 2e6 m.
+        size: box extents (dx, dy, dz), metres, each >= 0 and <= 1e4 m.
         feature: optional appearance embedding (1-D, at most 4096 values); every detection in
             a store uses one width.
         track_id: optional short-term perception track id (int or str; a string is checked

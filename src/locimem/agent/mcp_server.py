@@ -60,11 +60,26 @@ class StoreHandle:
         self._path, self._scope, self._writable = path, scope, allow_writes
         self._open: Callable[[], ObjectMemory] = lambda: ObjectMemory.open(
             path, scope=scope, read_only=not allow_writes)
-        self._mem = self._open()
-        self._version = self._data_version()
+        self._mem, self._version = self._open_current()
 
-    def _data_version(self) -> int | None:
-        conn = getattr(self._mem.store, "conn", None)
+    def _open_current(self) -> tuple[ObjectMemory, int | None]:
+        """A memory and the ``data_version`` its state is current for. The state is loaded in
+        one read transaction (one committed state); a commit that lands after it but before
+        the version is read would go unnoticed, so the newest commit id is checked after the
+        version is read, and a memory already behind it is opened again."""
+        while True:
+            mem = self._open()
+            try:
+                version = self._data_version(mem)
+                if self._writable or mem.store.counters()[2] == mem._state.next_commit:
+                    return mem, version
+            except BaseException:
+                mem.close()
+                raise
+            mem.close()
+
+    def _data_version(self, mem: ObjectMemory | None = None) -> int | None:
+        conn = getattr((mem or self._mem).store, "conn", None)
         if conn is None:
             return None
         try:
@@ -76,10 +91,9 @@ class StoreHandle:
         if not self._writable:
             version = self._data_version()
             if version is not None and version != self._version:
-                fresh = self._open()
-                self._mem.close()
-                self._mem = fresh
-                self._version = self._data_version()
+                old = self._mem
+                self._mem, self._version = self._open_current()
+                old.close()
         return self._mem
 
     def close(self) -> None:

@@ -190,8 +190,8 @@ class _Detector:
             for d in self._open_moves_of(oid):
                 self._reject(d, "seen at its prior place" if "live" not in d
                              else "the prior object was seen at its prior place")
-        ratio = max(max(a / b, b / a) for a, b in zip(obj.size, entry["size"], strict=True)
-                    if a > 0 and b > 0)
+        ratio = max((max(a / b, b / a) for a, b in zip(obj.size, entry["size"], strict=True)
+                     if a > 0 and b > 0), default=1.0)  # a flat (zero) extent has no ratio
         reshaped = self._open(oid, "geometry")
         if ratio > config.delta_size_ratio:
             if reshaped is None:

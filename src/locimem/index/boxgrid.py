@@ -61,7 +61,9 @@ class BoxGrid:
         return itertools.product(*self._range(lo, hi))
 
     def _span(self, lo: Sequence[float], hi: Sequence[float]) -> int:
-        return math.prod(len(r) for r in self._range(lo, hi))
+        inv = self._inv  # counted, not built: a huge box must not overflow range()
+        return math.prod(math.floor(hi[i] * inv) - math.floor(lo[i] * inv) + 1
+                         for i in range(self.dims))
 
     def set(self, key: Hashable, lo: Sequence[float], hi: Sequence[float]) -> None:
         """Insert ``key`` with the box ``[lo, hi]`` (first ``dims`` coordinates), or move it."""

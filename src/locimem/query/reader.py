@@ -299,7 +299,13 @@ class MemoryReader:
     # -- the past ------------------------------------------------------------------------------
     def _load_state(self, *, from_log: bool, until_commit: int | None = None) -> MemoryState:
         """Build a state: from the materialised cache, or by replaying the record (from the
-        newest checkpoint at or before ``until_commit``)."""
+        newest checkpoint at or before ``until_commit``) — inside one read transaction, so
+        the state is one that was committed, never a mix of two (another process may be
+        writing)."""
+        with self.store.snapshot_read():
+            return self._read_state(from_log=from_log, until_commit=until_commit)
+
+    def _read_state(self, *, from_log: bool, until_commit: int | None) -> MemoryState:
         store, scope = self.store, self._scope
         lost_after = self._config.lost_after_s
         cell = self._config.drift_radius_m

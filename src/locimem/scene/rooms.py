@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from locimem.check import check_float, check_label, check_size, check_vec
+from locimem.check import check_coordinate, check_float, check_label, check_size, check_vec
 from locimem.errors import InvalidInput, NotFound
 from locimem.index.boxgrid import BoxGrid
 
@@ -182,7 +182,8 @@ def _check_polygon(value: Any, name: str) -> tuple[Vec2, ...]:
         if isinstance(v, (str, bytes)) or not isinstance(v, (Sequence, np.ndarray)) \
                 or len(v) != 2:
             raise InvalidInput(f"{name}[{i}] must be an (x, y) pair, got {v!r}")
-        pts.append((check_float(v[0], f"{name}[{i}].x"), check_float(v[1], f"{name}[{i}].y")))
+        pts.append((check_coordinate(v[0], f"{name}[{i}].x"),
+                    check_coordinate(v[1], f"{name}[{i}].y")))
     if len(pts) >= 2 and pts[0] == pts[-1]:
         pts.pop()  # an explicitly closed ring
     if len(pts) < 3:
@@ -215,7 +216,7 @@ def _check_z_range(value: Any, name: str) -> tuple[float, float] | None:
     if isinstance(value, (str, bytes)) or not isinstance(value, (Sequence, np.ndarray)) \
             or len(value) != 2:
         raise InvalidInput(f"{name} must be a (z_min, z_max) pair in metres, got {value!r}")
-    lo, hi = check_float(value[0], f"{name}[0]"), check_float(value[1], f"{name}[1]")
+    lo, hi = check_coordinate(value[0], f"{name}[0]"), check_coordinate(value[1], f"{name}[1]")
     if not lo < hi:
         raise InvalidInput(f"{name} must have z_min < z_max, got ({lo}, {hi})")
     return (lo, hi)

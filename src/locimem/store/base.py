@@ -8,6 +8,7 @@ and applying are the tracker's job.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -39,6 +40,9 @@ class Store(Protocol):
 
     def append(self, scope: str, records: Sequence[Record], delta: StateDelta) -> None:
         """Write one commit's records and the state they changed, atomically."""
+
+    def snapshot_read(self) -> AbstractContextManager[None]:
+        """One read transaction: the queries inside see one committed state."""
 
     def counters(self) -> tuple[int, int, int]:
         """(next object id, next seq, next commit id) across every scope of the store."""

@@ -86,23 +86,28 @@ class SQLiteStore:
             raise NotFound(f"cannot create a store at {self.path!r}: its directory does not "
                            "exist (create it first)")
         version = SCHEMA_VERSION
-        if exists:  # look before touching: a file that is not a store is left byte-identical
-            probe = self._connect(read_only=True)
-            try:
-                version = self._check_format(probe)
-                check_on_open(probe, self.path, check)
-            finally:
-                probe.close()
-            if version < SCHEMA_VERSION and read_only:
-                raise SchemaVersionError(
-                    f"{self.path!r} has schema version {version} (this locimem writes "
-                    f"{SCHEMA_VERSION}); open it once writable to migrate it — a backup is "
-                    "taken first")
         self.backup_path: str | None = None  # where the pre-migration copy went, if any
+        self._identity_lock: Any = None
         try:
-            if not in_memory and not read_only:
+            if not in_memory and not read_only:  # locks first: no second writer even looks
                 self._take_writer_lock()
+                if exists:
+                    self._take_identity_lock()
+            if exists:  # look before touching: a file that is not a store is left byte-identical
+                probe = self._connect(read_only=True)
+                try:
+                    version = self._check_format(probe)
+                    check_on_open(probe, self.path, check)
+                finally:
+                    probe.close()
+                if version < SCHEMA_VERSION and read_only:
+                    raise SchemaVersionError(
+                        f"{self.path!r} has schema version {version} (this locimem writes "
+                        f"{SCHEMA_VERSION}); open it once writable to migrate it — a backup "
+                        "is taken first")
             self.conn = self._connect(read_only=read_only)
+            if not in_memory and not read_only and not exists:  # the file exists by now
+                self._take_identity_lock()
             if not exists:
                 self._create()
             elif version < SCHEMA_VERSION:
@@ -144,9 +149,11 @@ class SQLiteStore:
 
     # -- opening ------------------------------------------------------------------------------
     def _take_writer_lock(self) -> None:
+        """The single-writer lock, ``STORE-writer`` beside the real file (symlinks resolved,
+        so every name that leads to the file through links meets the same lock)."""
         if fcntl is None:  # pragma: no cover
             return
-        lock_path = self.path + "-writer"
+        lock_path = writer_lock_path(self.path)
         handle = open(lock_path, "a+")  # noqa: SIM115 - held for the store's lifetime
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -164,7 +171,44 @@ class SQLiteStore:
         handle.flush()
         self._lock_file = handle
 
+    def _take_identity_lock(self) -> None:
+        """A second lock keyed by the file's identity (device and inode), in
+        :func:`identity_lock_dir`: hard links (other names of the same file, which no path
+        resolution can tell) meet it too."""
+        if fcntl is None:  # pragma: no cover
+            return
+        st = os.stat(self.path)
+        lock_dir = identity_lock_dir()
+        lock_path = os.path.join(lock_dir, f"{st.st_dev}-{st.st_ino}.lock")
+        try:
+            os.makedirs(lock_dir, exist_ok=True)
+            with contextlib.suppress(OSError):  # shared by every user: sticky, like /tmp
+                os.chmod(lock_dir, 0o1777)
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o666)
+        except PermissionError:
+            try:
+                fd = os.open(lock_path, os.O_RDONLY)  # flock needs no write access
+            except OSError:
+                return  # no lock directory we may use: the path lock still holds
+        except OSError:
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise StoreLocked(
+                f"{self.path!r} is already open for writing under another name (a hard link "
+                "to the same file); close that memory, or open this one with read_only=True"
+            ) from None
+        self._identity_lock = fd
+
     def _release_writer_lock(self) -> None:
+        fd = getattr(self, "_identity_lock", None)
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+            self._identity_lock = None
         if self._lock_file is not None:
             with contextlib.suppress(OSError):
                 fcntl.flock(self._lock_file.fileno(), fcntl.LOCK_UN)
@@ -252,6 +296,22 @@ class SQLiteStore:
             raise
         conn.execute("COMMIT")
 
+    @contextlib.contextmanager
+    def snapshot_read(self) -> Iterator[None]:
+        """One read transaction: every query inside sees the same committed state (WAL gives
+        each reader a snapshot), however many commits another process lands meanwhile. Inside
+        a transaction already (a write, or an outer read), it simply joins it."""
+        conn = self.conn
+        if conn.in_transaction:
+            yield
+            return
+        conn.execute("BEGIN")  # deferred: the first SELECT fixes the snapshot
+        try:
+            yield
+        finally:
+            if conn.in_transaction:
+                conn.execute("COMMIT")  # read-only: nothing to write, only the snapshot ends
+
     def append(self, scope: str, records: Sequence[Record], delta: StateDelta) -> None:
         """Append one commit's records and write the state they changed, atomically."""
         rows = _record_rows(scope, records)
@@ -336,6 +396,18 @@ class SQLiteStore:
         checkpoint = self.latest_checkpoint(scope) if self.conn.execute(
             "SELECT 1 FROM checkpoints WHERE scope = ? LIMIT 1", (scope,)).fetchone() else None
         return None if checkpoint is None else checkpoint[1].get("feature_dim")
+
+    def logged_feature_dim(self, scope: str) -> int | None:
+        """The embedding width of the scope's observations, accepted or rejected (None if no
+        observation has one). Accepted ones are found through their index; rejected ones may
+        take a scan of the log."""
+        width = self.feature_dim(scope)
+        if width is not None:
+            return width
+        row = self.conn.execute(
+            "SELECT length(feature) FROM observations WHERE scope = ? AND feature IS NOT NULL "
+            "LIMIT 1", (scope,)).fetchone()
+        return None if row is None else row[0] // 4  # float32
 
     def load_tombstones(self, scope: str) -> dict[int, TombstoneState]:
         rows = self.conn.execute(
@@ -517,6 +589,22 @@ class SQLiteStore:
 
     def scopes(self) -> list[str]:
         return [r[0] for r in self.conn.execute("SELECT DISTINCT scope FROM commits ORDER BY 1")]
+
+
+def writer_lock_path(path: str | os.PathLike[str]) -> str:
+    """The single-writer lock file of the store at ``path``: ``STORE-writer`` beside the
+    file that ``path`` resolves to (through any symlinks)."""
+    return os.path.realpath(path) + "-writer"
+
+
+def identity_lock_dir() -> str:
+    """Where the file-identity locks live: ``$LOCIMEM_LOCK_DIR``, else ``locimem-locks`` in
+    the system's temporary directory. Every process that may write a store must see the same
+    directory (one machine; a store on a network share is not locked across machines)."""
+    import tempfile
+
+    return os.environ.get("LOCIMEM_LOCK_DIR") or os.path.join(tempfile.gettempdir(),
+                                                              "locimem-locks")
 
 
 def _conditions(scope: str, *pairs: tuple[str, Any]) -> tuple[list[str], list[Any]]:

@@ -37,6 +37,7 @@ from locimem.tracker.belief import (
     look_factor,
     position_gain,
 )
+from locimem.tracker.crowd import crowd_rejections
 from locimem.tracker.relocate import relocations
 from locimem.tracker.state import MemoryState, ObjectState
 
@@ -94,7 +95,13 @@ def decide(
     for i, det in enumerate(detections):
         if det.confidence < config.min_detection_confidence:
             rejected[i] = REJECT_LOW_CONFIDENCE
-        elif det.confidence < config.new_object_min_confidence:
+    rejected.update(crowd_rejections(  # duplicates and same-place crowds (tracker/crowd.py)
+        detections, [i for i in range(len(detections)) if i not in rejected],
+        config.tight_radius_m))
+    for i, det in enumerate(detections):
+        if i in rejected:
+            continue
+        if det.confidence < config.new_object_min_confidence:
             low.append(i)
         else:
             high.append(i)

@@ -153,3 +153,14 @@ def test_the_v2_fixture_migrates_and_replays_exactly(tmp_path: Path) -> None:
         assert len(frames) == 2 and frames == mem.delta(1)["evidence"]["keyframes"]
     with ObjectMemory.open(path, scope="home") as mem:
         assert mem.store.backup_path is None
+
+
+def test_a_new_store_has_no_cache_to_replay(tmp_path: Path) -> None:
+    """Creating a store runs every migration; the version-3 one marks a cache to replay only
+    in a store that already holds commits."""
+    path = tmp_path / "new.loci"
+    with ObjectMemory.open(path, scope="home") as mem:
+        assert not mem.store.cache_stale()
+        mem.observe(1.0, [])
+    with ObjectMemory.open(path, scope="home") as mem:
+        assert not mem.store.cache_stale()

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from locimem import Camera, Detection, ObjectMemory
-from locimem.check import MAX_ABS_COORD_M
+from locimem.check import MAX_ABS_COORD_M, MAX_SIZE_M
 from locimem.errors import InvalidInput, LocimemError
 from tests.helpers import det
 
@@ -80,7 +80,7 @@ def test_huge_coordinates_are_outside_the_documented_domain(mem):
     # the edge of the domain is inside it
     d = Detection("cup", 0.9, (MAX_ABS_COORD_M, -MAX_ABS_COORD_M, 0.0), (0.1, 0.1, 0.1))
     assert d.center == (1e6, -1e6, 0.0)
-    assert mem.near((0.0, 0.0, 0.0), 2 * MAX_ABS_COORD_M) == []
+    assert mem.near((0.0, 0.0, 0.0), 2 * MAX_SIZE_M) == []  # the largest radius
 
 
 def test_cli_events_with_a_huge_object_id_prints_one_line(tmp_path):

@@ -224,7 +224,9 @@ def _add_existence_belief(conn: sqlite3.Connection) -> None:
     _run(conn, _V3)
     # what the detection probability is learned from is a replay of the log; the memory
     # replays every scope on its first writable open and rewrites the cache (SQL cannot)
-    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, '1')", (REBUILD_CACHE,))
+    # (a new store, created by running every migration, has nothing to replay)
+    conn.execute("INSERT OR REPLACE INTO meta (key, value) SELECT ?, '1' "
+                 "WHERE EXISTS (SELECT 1 FROM commits)", (REBUILD_CACHE,))
 
 
 # Named migrations, in order: (name, schema version it produces, function). Each runs in one

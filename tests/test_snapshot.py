@@ -401,6 +401,22 @@ def test_restore_is_refused_while_the_store_is_open_for_writing(
         assert mem.snapshot() == snap
 
 
+def test_restore_through_a_symlink_meets_the_writer_lock(
+        archive: tuple[SnapshotInfo, dict], tmp_path: Path) -> None:
+    """The lock follows the file, not its name: restoring over a symlink to a store open for
+    writing is refused like restoring over the store itself."""
+    info, _ = archive
+    (tmp_path / "real").mkdir()
+    dest = tmp_path / "real" / "dest.loci"
+    link = tmp_path / "link.loci"
+    with ObjectMemory.open(dest, scope=SCOPE) as mem:
+        mem.observe(1.0, [det("sofa", 4.0, 4.0)])
+        link.symlink_to(dest)
+        with pytest.raises(StoreLocked, match=r"link.loci' is open for writing"):
+            restore(info.path, link, force=True)
+        assert mem.get(1).label == "sofa"
+
+
 def test_a_directory_is_not_a_destination(archive: tuple[SnapshotInfo, dict],
                                           tmp_path: Path) -> None:
     info, _ = archive

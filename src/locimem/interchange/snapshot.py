@@ -66,6 +66,7 @@ from locimem.errors import (
     StoreLocked,
 )
 from locimem.store.schema import SCHEMA_VERSION, store_version
+from locimem.store.sqlite import writer_lock_path
 
 try:  # POSIX advisory locks, as in locimem.store.sqlite
     import fcntl
@@ -397,7 +398,7 @@ def restore(archive: str | os.PathLike[str], store: str | os.PathLike[str], *,
     _check_room(info, dest, max_bytes)
     with contextlib.ExitStack() as stack:
         lock = None
-        if os.path.exists(f"{dest}-writer"):  # refuse a live writer before the long part
+        if os.path.exists(writer_lock_path(dest)):  # refuse a live writer before the long part
             lock = stack.enter_context(_writer_lock(dest))
         temp = _new_temp(dest.parent, dest.name)
         stack.callback(temp.unlink, missing_ok=True)
@@ -571,11 +572,12 @@ def _replace_store(temp: Path, dest: Path) -> None:
 
 @contextlib.contextmanager
 def _writer_lock(dest: Path) -> Iterator[IO[str] | None]:
-    """Hold the store's single-writer lock (``STORE-writer``), as SQLiteStore takes it."""
+    """Hold the store's single-writer lock (``STORE-writer`` beside the file the path resolves
+    to, symlinks followed), as SQLiteStore takes it."""
     if fcntl is None:  # pragma: no cover - Windows: the rule is not enforced
         yield None
         return
-    handle = open(f"{dest}-writer", "a+")  # noqa: SIM115 - held until the context ends
+    handle = open(writer_lock_path(dest), "a+")  # noqa: SIM115 - held until the context ends
     try:
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -74,9 +74,12 @@ def _check_result(memory: ObjectMemory, result: ScanResult, dets: list[Detection
     for i, d in enumerate(dets):  # below the line: rejected; below the new-object line:
         if d.confidence < MIN_CONF:  # it may refresh an object but never create one
             assert result.rejected.get(i) == "below_min_confidence"
+        elif result.rejected.get(i) == "duplicate_in_scan":  # the same box twice in a scan
+            assert any(j != i and (e.label, e.center, e.size) == (d.label, d.center, d.size)
+                       and e.confidence >= d.confidence for j, e in enumerate(dets))
         elif i in result.rejected:
-            assert result.rejected[i] == "below_new_object_confidence"
-            assert d.confidence < NEW_MIN
+            assert result.rejected[i] in ("below_new_object_confidence", "crowded")
+            assert d.confidence < NEW_MIN or result.rejected[i] == "crowded"
     given_ids = []
     for i, oid in enumerate(result.assignments):
         if oid is None:

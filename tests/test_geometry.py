@@ -206,11 +206,13 @@ def test_visibility_of_no_points_is_empty():
 
 
 # -- places of remembered objects (the tracker's ray check) --------------------------------------
-def _table_scene(cup_there: bool, shape=(48, 64)):
-    """A camera 1.5 m from a 10 cm cup on a table (top at z = 0.75), looking down at it."""
+def _table_scene(cup_there: bool, shape=(48, 64), size=(0.1, 0.1, 0.1)):
+    """A camera 1.5 m from an item (a 10 cm cup by default) on a table (top at z = 0.75),
+    looking down at it."""
     from locimem.sim.render import render_depth
 
-    cup_c, cup_s = np.array([2.0, 0.0, 0.80]), np.array([0.1, 0.1, 0.1])
+    cup_s = np.array(size)
+    cup_c = np.array([2.0, 0.0, 0.75 + size[2] / 2])
     lo = [np.array([1.0, -1.0, 0.71]), np.array([3.0, -3.0, 0.0])]  # table top, far wall
     hi = [np.array([3.0, 1.0, 0.75]), np.array([3.1, 3.0, 3.0])]
     if cup_there:
@@ -249,20 +251,9 @@ def test_a_small_place_is_judged_at_every_depth_resolution(shape, size):
     """Pixels far wider than the object, even sizes whose pixel centres straddle it: the
     place is still looked at (the pixel its centre falls in), present or removed."""
     from locimem.geometry import LOOKED, place_looks
-    from locimem.sim.render import render_depth
 
-    item_c = np.array([2.0, 0.0, 0.75 + size[2] / 2])
-    item_s = np.array(size)
     for there in (True, False):
-        lo = [np.array([1.0, -1.0, 0.71]), np.array([3.0, -3.0, 0.0])]
-        hi = [np.array([3.0, 1.0, 0.75]), np.array([3.1, 3.0, 3.0])]
-        if there:
-            lo.append(item_c - item_s / 2)
-            hi.append(item_c + item_s / 2)
-        bare = look_at((0.6, 0.0, 1.3), item_c, fov_deg=60.0, vfov_deg=45.0, range_m=4.0)
-        depth = render_depth(bare, np.array(lo), np.array(hi), shape)
-        camera = look_at((0.6, 0.0, 1.3), item_c, fov_deg=60.0, vfov_deg=45.0, range_m=4.0,
-                         depth=depth)
+        camera, item_c, item_s = _table_scene(there, shape, size)
         looks = place_looks(camera, [item_c], [item_s])
         assert Place(int(looks.states[0])) in LOOKED, (shape, size, there)
         assert looks.visible[0] == 1.0

@@ -261,13 +261,7 @@ def _relocate(out: RecordWriter, state: MemoryState, after: dict[int, ObjectStat
     place) and the move is recorded (MOVED from its old place)."""
     old = after.get(old_id) or state.objects[old_id]
     new = after.get(new_id) or state.objects[new_id]
-    mass = dict(old.label_mass)
-    for lab, m in new.label_mass.items():
-        mass[lab] = mass.get(lab, 0.0) + m
-    probe = old.copy()
-    probe.label_mass = mass
-    probe.pinned_label = old.pinned_label or new.pinned_label
-    label = probe.voted_label()
+    mass, label = _merged_vote(old, new)
     distance = math.dist(old.place, new.center)
     out.event(EventKind.MERGED, old_id, label, {
         "absorbed": new_id, "center": list(new.center), "size": list(new.size),
@@ -277,6 +271,18 @@ def _relocate(out: RecordWriter, state: MemoryState, after: dict[int, ObjectStat
     out.event(EventKind.MOVED, old_id, label, {
         "from": list(old.place), "to": list(new.center), "distance_m": distance,
         "size": list(new.size), "relocated": True})
+
+
+def _merged_vote(survivor: ObjectState, absorbed: ObjectState) -> tuple[dict[str, float], str]:
+    """The summed label mass of two identities becoming one, and the label it votes (a
+    person's pinned label, from either side, wins)."""
+    mass = dict(survivor.label_mass)
+    for lab, m in absorbed.label_mass.items():
+        mass[lab] = mass.get(lab, 0.0) + m
+    probe = survivor.copy()
+    probe.label_mass = mass
+    probe.pinned_label = survivor.pinned_label or absorbed.pinned_label
+    return mass, probe.voted_label()
 
 
 def _lose(out: RecordWriter, config: TrackerConfig, obj: ObjectState, t: float,
@@ -583,13 +589,7 @@ def _merges(out: RecordWriter, state: MemoryState, config: TrackerConfig,
                 continue
             older, younger = sorted((a, b), key=lambda o: (o.first_seen, o.id))
             newer = a  # the one seen in this scan gives the place
-            mass = dict(older.label_mass)
-            for lab, m in younger.label_mass.items():
-                mass[lab] = mass.get(lab, 0.0) + m
-            probe = older.copy()
-            probe.label_mass = mass
-            probe.pinned_label = older.pinned_label or younger.pinned_label
-            label = probe.voted_label()
+            mass, label = _merged_vote(older, younger)
             out.event(EventKind.MERGED, older.id, label, {
                 "absorbed": younger.id, "center": list(newer.center), "size": list(newer.size),
                 "label_mass": dict(sorted(mass.items())),

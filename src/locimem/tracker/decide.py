@@ -218,9 +218,8 @@ def decide(
     promoted_now = [oid for oid, a in after.items()
                     if a.promoted and not (oid in objects and objects[oid].promoted)]
     doubted_now = {oid for oid, credit in zip(missed, credits, strict=True)
-                   if objects[oid].n_missed + 1 >= config.doubt_after_misses
-                   and math.exp(-(objects[oid].absence_s + credit) / config.tau_s)
-                   < config.publish_min}
+                   if _doubted(objects[oid], config, 1, credit)
+                   and not _doubted(objects[oid], config)}  # became doubted in this scan
     dead = gone | set(merged) | set(merged.values())
     for old, new in relocations(state, config, t, after, promoted_now, lost_now, doubted_now,
                                 dead):
@@ -271,6 +270,14 @@ def _relocate(out: RecordWriter, state: MemoryState, after: dict[int, ObjectStat
     out.event(EventKind.MOVED, old_id, label, {
         "from": list(old.place), "to": list(new.center), "distance_m": distance,
         "size": list(new.size), "relocated": True})
+
+
+def _doubted(obj: ObjectState, config: TrackerConfig, misses: int = 0,
+             credit: float = 0.0) -> bool:
+    """Looked at and missed, and no longer confident (after ``misses`` more looks adding
+    ``credit`` seconds of absence)."""
+    return (obj.n_missed + misses >= config.doubt_after_misses
+            and math.exp(-(obj.absence_s + credit) / config.tau_s) < config.publish_min)
 
 
 def _merged_vote(survivor: ObjectState, absorbed: ObjectState) -> tuple[dict[str, float], str]:
@@ -325,10 +332,7 @@ class _PlaceCheck:
         — not when the place was in view and not seen empty (occupied, occluded, too small for
         the depth image) or, for a nearer sighting, out of view: that move waits for
         consistent sightings."""
-        config = self.config
-        if self.camera is None or (  # doubted: looks since its last sighting missed it
-                obj.n_missed >= config.doubt_after_misses
-                and math.exp(-obj.absence_s / config.tau_s) < config.publish_min):
+        if self.camera is None or _doubted(obj, self.config):  # looks missed it: doubted
             return True
         if obj.id not in self._cache:  # a conservative look: only the box's middle third
             self._cache[obj.id] = int(self._looks([obj.id], uncertainty_m=math.inf).states[0])

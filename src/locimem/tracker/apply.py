@@ -186,6 +186,7 @@ def _apply_event(state: MemoryState, ev: Event, lost_after_s: float) -> None:
         _reindex(state, obj)
     elif kind is EventKind.LABEL_CHANGED:
         obj.label = data["to"]
+        state.index_label(obj)
         _reindex(state, obj)
     elif kind is EventKind.MOVED:
         _settle(obj, data, ev.t)
@@ -201,6 +202,7 @@ def _apply_event(state: MemoryState, ev: Event, lost_after_s: float) -> None:
         _reindex(state, obj)
     elif kind is EventKind.CORRECTED:
         _apply_correction(state, obj, data, ev.t)
+        state.index_label(obj)
         _reindex(state, obj)
     elif kind is EventKind.EXPIRED:
         _drop(state, obj.id)

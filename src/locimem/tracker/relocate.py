@@ -12,11 +12,13 @@ moved today" tell the story.
 
 Checked when a new identity is promoted (its old self already doubted or lost) and when an old
 identity is doubted or lost (its new self already promoted). Pure: reads the state and the
-objects as this scan leaves them, returns pairs.
+objects as this scan leaves them, returns pairs. Candidates come from the state's label index,
+so the cost grows with how many objects share the labels concerned, not with the memory.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterable
 
@@ -79,26 +81,38 @@ def relocations(state: MemoryState, config: TrackerConfig, t: float,
     def current(oid: int) -> ObjectState:
         return after.get(oid) or state.objects[oid]
 
-    # the labels in question; the objects holding them (one pass, only when something
-    # was promoted, lost or doubted in this scan)
+    # the labels in question, and the objects holding them (through the label index: the
+    # cost is that of the objects sharing those labels, not of the whole memory)
     labels = {current(oid).label for oid in (*promoted_now, *lost_now, *doubted_now)
               if oid in after or oid in state.objects}
-    live = [current(oid) for oid, o in state.objects.items()
-            if oid not in dead and current(oid).label in labels]
-    live += [o for oid, o in after.items()
-             if oid not in state.objects and oid not in dead and o.label in labels]
+    ids = {oid for label in labels for oid in state.with_label(label)}
+    ids |= {oid for oid, o in after.items() if o.label in labels}  # sighted, maybe relabelled
+    # per label, newest first: a new identity must be first seen after the old one was last
+    # seen, so a search for one stops at the first object older than that
+    by_label: dict[str, list[ObjectState]] = {}
+    for oid in ids - dead:
+        o = current(oid)
+        if o.label in labels:
+            by_label.setdefault(o.label, []).append(o)
+    for group in by_label.values():
+        group.sort(key=lambda o: (-o.first_seen, o.id))
+
+    def newer_than(old: ObjectState) -> list[ObjectState]:
+        group = by_label.get(old.label, [])
+        return list(itertools.takewhile(lambda o: o.first_seen > old.last_seen, group))
+
     pairs: list[tuple[int, int]] = []
     used: set[int] = set()
     for nid in promoted_now:
         if nid in dead:
             continue
         new = current(nid)
-        olds = [o for o in live if _fits(o, new, config)
+        olds = [o for o in by_label.get(new.label, []) if _fits(o, new, config)
                 and _unaccounted(o, t, config, lost_now, doubted_now)]
         old = _pick(new, olds, config) if olds else None
         if old is None or old.id in used:
             continue
-        news = [o for o in live if _fits(old, o, config) and not o.lost]
+        news = [o for o in newer_than(old) if _fits(old, o, config) and not o.lost]
         if _pick(old, news, config) is new:
             pairs.append((old.id, nid))
             used.update((old.id, nid))
@@ -106,12 +120,13 @@ def relocations(state: MemoryState, config: TrackerConfig, t: float,
         if oid in dead or oid in used or oid not in state.objects:
             continue
         old = state.objects[oid]
-        news = [o for o in live if o.id not in used and not o.lost and _fits(old, o, config)]
+        news = [o for o in newer_than(old)
+                if o.id not in used and not o.lost and _fits(old, o, config)]
         new = _pick(old, news, config) if news else None
         if new is None:
             continue
-        olds = [o for o in live if o.id not in used and _fits(o, new, config)
-                and _unaccounted(o, t, config, lost_now, doubted_now)]
+        olds = [o for o in by_label.get(new.label, []) if o.id not in used
+                and _fits(o, new, config) and _unaccounted(o, t, config, lost_now, doubted_now)]
         if _pick(new, olds, config) is old:
             pairs.append((oid, new.id))
             used.update((oid, new.id))

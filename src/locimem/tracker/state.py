@@ -245,6 +245,9 @@ class MemoryState:
         self.keyframes: dict[int, list[dict[str, Any]]] = {}
         # deltas by (kind, evidence identity) and by ("object", prior object): delta ids
         self.delta_index: dict[tuple[Any, int], list[int]] = {}
+        # objects by voted label (an index, like the grid): label -> ids, and id -> label
+        self._by_label: dict[str, set[int]] = {}
+        self._label_of: dict[int, str] = {}
         # whether the commit being applied came with a camera (set by apply at each commit)
         self.camera_commit = False
         # loss queue: (deadline, id) for objects not lost whose belief is time-only (last seen
@@ -257,18 +260,37 @@ class MemoryState:
             heapq.heappush(self._loss_queue, (obj.last_seen + lost_after_s, obj.id))
 
     def place_object(self, obj: ObjectState) -> None:
-        """Index an object's position (and embedding) after it changed."""
+        """Index an object's position (and embedding, and label) after it changed."""
         self.grid.set(obj.id, obj.center)
         if obj.feature is not None:
             self.features.set(obj.id, obj.feature)
+        self.index_label(obj)
 
     def unplace_object(self, object_id: int) -> None:
         self.grid.remove(object_id)
         self.features.remove(object_id)
+        label = self._label_of.pop(object_id, None)
+        if label is not None:
+            self._by_label[label].discard(object_id)
+
+    def index_label(self, obj: ObjectState) -> None:
+        """File the object under its voted label (after it appeared or its label changed)."""
+        old = self._label_of.get(obj.id)
+        if old == obj.label:
+            return
+        if old is not None:
+            self._by_label[old].discard(obj.id)
+        self._label_of[obj.id] = obj.label
+        self._by_label.setdefault(obj.label, set()).add(obj.id)
+
+    def with_label(self, label: str) -> set[int]:
+        """Ids of the objects whose voted label is ``label`` (a view: do not change it)."""
+        return self._by_label.get(label, set())
 
     def rebuild_indexes(self, lost_after_s: float) -> None:
         self.grid = SpatialGrid(self.grid.cell_m)
         self.features = FeatureMatrix()
+        self._by_label, self._label_of = {}, {}
         for oid in sorted(self.objects):
             self.place_object(self.objects[oid])
         self.tomb_grid = SpatialGrid(self.grid.cell_m)

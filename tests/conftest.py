@@ -57,6 +57,18 @@ _running: list[pytest.Item] = []
 _patch = pytest.MonkeyPatch()
 
 
+@pytest.fixture(scope="module")
+def house_day_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store (scope "home") holding :func:`tests.helpers.house_day`: the furnished house
+    with a cup moved, a phone lost and keys dropped in the hall. One per test module."""
+    from tests.helpers import house_day
+
+    path = tmp_path_factory.mktemp("house") / "house.loci"
+    with ObjectMemory.open(path, scope="home") as mem:
+        house_day(mem)
+    return path
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "no_validate: the test damages its stores on purpose; they are not "

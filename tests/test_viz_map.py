@@ -20,7 +20,7 @@ from locimem.errors import InvalidInput, NotFound
 from locimem.model import EventKind
 from locimem.sim.scenarios import build
 from locimem.viz.map import json_for_script, map_data, render_map_html, write_map
-from tests.helpers import CUP_ON_COUNTER, HOUSE, ID, ROOMS, house_day
+from tests.helpers import CUP_ON_COUNTER, HOUSE, ID, ROOMS
 
 KEYS_ID = len(HOUSE) + 1
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -33,11 +33,8 @@ _profiles = itertools.count()
 
 
 @pytest.fixture(scope="module")
-def house(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("house") / "house.loci"
-    with ObjectMemory.open(path, scope="home") as mem:
-        house_day(mem)
-    return path
+def house(house_day_store: Path) -> Path:
+    return house_day_store
 
 
 @pytest.fixture(scope="module")

@@ -35,11 +35,8 @@ def assert_matches_as_of(mem: ObjectMemory, frames: list) -> None:
 
 
 @pytest.fixture(scope="module")
-def house(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("house") / "house.loci"
-    with ObjectMemory.open(path, scope="home") as mem:
-        house_day(mem)
-    return path
+def house(house_day_store: Path) -> Path:
+    return house_day_store
 
 
 def test_house_day_frames_are_the_event_times_and_now(house: Path) -> None:

@@ -31,9 +31,6 @@ from locimem.check import (
 )
 from locimem.config import TrackerConfig
 from locimem.errors import InvalidInput, LocimemError, ReadOnly
-from locimem.evidence.deltas import OPEN as OPEN_DELTA
-from locimem.evidence.deltas import detect as detect_deltas
-from locimem.evidence.deltas import reviewed as reviewed_delta
 from locimem.evidence.keyframes import Keyframe, make_candidate
 from locimem.evidence.keyframes import could_join as could_join_keyframes
 from locimem.evidence.keyframes import offer as offer_keyframe
@@ -45,7 +42,9 @@ from locimem.model import (
     Detection,
     Event,
     EventKind,
+    ObjectState,
     Observation,
+    Record,
     ScanResult,
 )
 from locimem.query.encoder import Encoder
@@ -55,8 +54,11 @@ from locimem.scene.rooms import Room, RoomMap
 from locimem.store.base import StateDelta, Store
 from locimem.store.open_check import corrupt
 from locimem.store.sqlite import MEMORY, SQLiteStore
-from locimem.tracker.apply import TOMB_KEY, Record, apply
+from locimem.tracker.apply import TOMB_KEY, apply
 from locimem.tracker.decide import RecordWriter, decide
+from locimem.tracker.deltas import OPEN as OPEN_DELTA
+from locimem.tracker.deltas import detect as detect_deltas
+from locimem.tracker.deltas import reviewed as reviewed_delta
 from locimem.tracker.governance import (
     decide_attributes,
     decide_forget,
@@ -64,7 +66,7 @@ from locimem.tracker.governance import (
     decide_relabel,
 )
 from locimem.tracker.retention import CHANGE_KINDS, select_kept
-from locimem.tracker.state import MemoryState, ObjectState
+from locimem.tracker.state import MemoryState
 
 __all__ = ["ObjectMemory"]
 

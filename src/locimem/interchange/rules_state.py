@@ -18,11 +18,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from locimem.evidence.keyframes import N_KEYFRAMES
-from locimem.model import Commit, Event, EventKind, Observation
+from locimem.model import HELD_MAX, Commit, Event, EventKind, ObjectState, Observation
 from locimem.scene.levels import OBJECT_LEVELS, level_of
 from locimem.store.sqlite import SQLiteStore
 from locimem.tracker.apply import TOMB_KEY, apply
-from locimem.tracker.state import HELD_MAX, MemoryState, ObjectState
+from locimem.tracker.state import MemoryState
 
 if TYPE_CHECKING:
     from locimem.interchange.validate import Checker, Scope

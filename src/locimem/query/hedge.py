@@ -13,8 +13,7 @@ never says "is" about something it has not confirmed.
 
 from __future__ import annotations
 
-from locimem.model import ObjectStatus
-from locimem.tracker.state import ObjectState
+from locimem.model import ObjectState, ObjectStatus
 
 CONFIDENCE_WORDS = {
     ObjectStatus.CONFIRMED: "confirmed",

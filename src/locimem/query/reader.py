@@ -23,13 +23,13 @@ from locimem.check import (
 )
 from locimem.config import TrackerConfig
 from locimem.errors import InvalidInput, NotFound, StoreClosed
-from locimem.evidence.deltas import DELTA_KINDS, DELTA_STATUSES
 from locimem.evidence.keyframes import Keyframe
 from locimem.index.vectors import VectorIndex
 from locimem.model import (
     AuditEntry,
     Event,
     EventKind,
+    ObjectState,
     ObjectStatus,
     Observation,
     RecallResult,
@@ -49,7 +49,8 @@ from locimem.scene.relations import RELATIONS
 from locimem.scene.rooms import RoomMap
 from locimem.store.base import Store
 from locimem.tracker.apply import apply
-from locimem.tracker.state import MemoryState, ObjectState
+from locimem.tracker.deltas import DELTA_KINDS, DELTA_STATUSES
+from locimem.tracker.state import MemoryState
 
 if TYPE_CHECKING:
     from locimem.query.ask import QueryResult

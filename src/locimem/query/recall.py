@@ -6,10 +6,9 @@ import re
 from collections.abc import Iterable
 
 from locimem.config import TrackerConfig
-from locimem.model import ObjectStatus, RecallResult
+from locimem.model import ObjectState, ObjectStatus, RecallResult
 from locimem.query.hedge import hedged_sentence
 from locimem.query.views import status_of
-from locimem.tracker.state import ObjectState
 
 _ARTICLES = {"the", "a", "an", "my", "our", "your", "this", "that"}
 _RANK = {ObjectStatus.CONFIRMED: 0, ObjectStatus.TENTATIVE: 1, ObjectStatus.DOUBTED: 2,

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from locimem.config import TrackerConfig
-from locimem.model import ObjectStatus, TrackedObject
+from locimem.model import ObjectState, ObjectStatus, TrackedObject
 from locimem.scene.levels import level_of
-from locimem.tracker.state import ObjectState
 
 
 def status_of(obj: ObjectState, now: float, config: TrackerConfig) -> ObjectStatus:

@@ -10,10 +10,10 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING
 
-from locimem.query.text import fold, support_role
+from locimem.words import fold, support_role
 
 if TYPE_CHECKING:
-    from locimem.tracker.state import ObjectState
+    from locimem.model import ObjectState
 
 LEVEL_ATTRIBUTE = "level"
 OBJECT_LEVELS = ("furniture", "item")

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from locimem.check import check_float, check_int, check_size, check_vec
+from locimem.config import RelationConfig
 from locimem.errors import InvalidInput, NotFound
 from locimem.index.boxgrid import BoxGrid
 
@@ -79,55 +80,6 @@ _RANK = {"item": 0, "furniture": 1}
 
 # --------------------------------------------------------------------------------------------
 # configuration and boxes
-
-
-@dataclass(frozen=True, slots=True)
-class RelationConfig:
-    """Thresholds of the relation predicates (metres and fractions).
-
-    ``report_delta`` is how much a confidence must move for :class:`RelationIndex` to report
-    it as ``changed`` (the stored confidence always follows the geometry exactly).
-    """
-
-    on_gap_m: float = 0.05
-    on_min_overlap: float = 0.3
-    under_clearance_m: float = 0.1
-    under_max_gap_m: float = 1.0
-    under_min_overlap: float = 0.3
-    in_min_fraction: float = 0.6
-    support_tol_m: float = 0.1
-    next_to_gap_m: float = 0.3
-    next_to_max_overlap: float = 0.5
-    near_m: float = 1.0
-    report_delta: float = 0.1
-
-    def __post_init__(self) -> None:
-        for name in ("on_gap_m", "under_clearance_m", "under_max_gap_m", "support_tol_m",
-                     "next_to_gap_m", "near_m"):
-            value = check_float(getattr(self, name), name)
-            if value <= 0.0:
-                raise InvalidInput(f"{name} must be > 0 metres, got {value}")
-            object.__setattr__(self, name, value)
-        for name in ("on_min_overlap", "under_min_overlap", "in_min_fraction",
-                     "next_to_max_overlap"):
-            value = check_float(getattr(self, name), name)
-            if not 0.0 < value <= 1.0:
-                raise InvalidInput(f"{name} must be a fraction in (0, 1], got {value}")
-            object.__setattr__(self, name, value)
-        value = check_float(self.report_delta, "report_delta")
-        if not 0.0 <= value <= 1.0:
-            raise InvalidInput(f"report_delta must be in [0, 1], got {value}")
-        object.__setattr__(self, "report_delta", value)
-
-    @property
-    def reach_xy_m(self) -> float:
-        """How far (horizontally) beyond its box an object can relate to another."""
-        return max(self.next_to_gap_m, self.on_gap_m)
-
-    @property
-    def reach_z_m(self) -> float:
-        """How far (vertically) beyond its box an object can relate to another."""
-        return max(self.under_max_gap_m, self.on_gap_m, self.support_tol_m)
 
 
 @dataclass(frozen=True, slots=True)

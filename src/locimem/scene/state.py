@@ -18,7 +18,7 @@ from locimem.scene.relations import RelationChange, RelationConfig, RelationInde
 from locimem.scene.rooms import RoomMap
 
 if TYPE_CHECKING:
-    from locimem.tracker.state import ObjectState
+    from locimem.model import ObjectState
 
 RECORDED_RELATIONS = ("on", "under", "in", "contains", "next_to")  # "near" is too chatty
 

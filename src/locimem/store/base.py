@@ -12,9 +12,15 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from locimem.model import Commit, Event, Observation
-from locimem.tracker.apply import Record
-from locimem.tracker.state import ObjectState, RejectionState, TombstoneState
+from locimem.model import (
+    Commit,
+    Event,
+    ObjectState,
+    Observation,
+    Record,
+    RejectionState,
+    TombstoneState,
+)
 
 
 @dataclass

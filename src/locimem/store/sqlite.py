@@ -23,7 +23,18 @@ from typing import Any
 import numpy as np
 
 from locimem.errors import NotAStore, NotFound, ReadOnly, SchemaVersionError, StoreLocked
-from locimem.model import AuditEntry, Commit, Event, EventKind, Observation
+from locimem.model import (
+    AuditEntry,
+    Commit,
+    Event,
+    EventKind,
+    ObjectState,
+    Observation,
+    ObservationMeta,
+    Record,
+    RejectionState,
+    TombstoneState,
+)
 from locimem.store.base import StateDelta
 from locimem.store.open_check import check_on_open, check_open_mode
 from locimem.store.schema import (
@@ -33,9 +44,6 @@ from locimem.store.schema import (
     SCHEMA_VERSION,
     store_version,
 )
-from locimem.tracker.apply import Record
-from locimem.tracker.retention import ObservationMeta
-from locimem.tracker.state import ObjectState, RejectionState, TombstoneState
 
 try:  # POSIX advisory locks; elsewhere the single-writer rule is not enforced
     import fcntl

@@ -9,16 +9,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from locimem.model import Commit, Event, EventKind, Observation
-from locimem.tracker.state import (
+from locimem.model import (
     HELD_MAX,
-    MemoryState,
+    Commit,
+    Event,
+    EventKind,
     ObjectState,
+    Observation,
+    Record,
     RejectionState,
     TombstoneState,
 )
+from locimem.tracker.state import MemoryState
 
-Record = Commit | Observation | Event
 TOMB_KEY = "tomb:"  # rejection key prefix of a sighting suppressed by a tombstone
 # events that change no state: counts come from observations, relations are derived
 _NO_OP = frozenset({EventKind.COMPACTED, EventKind.SUPPRESSED, EventKind.RELATION})

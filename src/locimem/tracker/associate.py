@@ -15,8 +15,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from locimem.config import TrackerConfig
-from locimem.model import Detection
-from locimem.tracker.state import MemoryState, ObjectState
+from locimem.model import Detection, ObjectState
+from locimem.tracker.state import MemoryState
 
 TIERS = ("track", "tight", "drift", "reacquire", "appearance")
 

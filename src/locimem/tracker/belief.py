@@ -24,8 +24,7 @@ import math
 
 from locimem.config import TrackerConfig
 from locimem.geometry import PlaceLooks
-from locimem.model import Camera, Detection
-from locimem.tracker.state import ObjectState
+from locimem.model import Camera, Detection, ObjectState
 
 __all__ = ["absence_credit", "detection_probability", "existence_cap", "look_factor",
            "position_gain",

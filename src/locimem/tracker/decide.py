@@ -24,8 +24,17 @@ import numpy as np
 
 from locimem.config import TrackerConfig
 from locimem.geometry import LOOKED, Place, PlaceLooks, place_looks, to_camera_frame
-from locimem.model import Camera, Commit, Detection, Event, EventKind, Observation
-from locimem.tracker.apply import TOMB_KEY, Record, new_object, update_object
+from locimem.model import (
+    Camera,
+    Commit,
+    Detection,
+    Event,
+    EventKind,
+    ObjectState,
+    Observation,
+    Record,
+)
+from locimem.tracker.apply import TOMB_KEY, new_object, update_object
 from locimem.tracker.associate import (
     _Associator,
     _cosine,
@@ -39,7 +48,7 @@ from locimem.tracker.belief import (
 )
 from locimem.tracker.crowd import crowd_rejections
 from locimem.tracker.relocate import relocations
-from locimem.tracker.state import MemoryState, ObjectState
+from locimem.tracker.state import MemoryState
 
 REJECT_LOW_CONFIDENCE = "below_min_confidence"
 REJECT_NEW_LOW_CONFIDENCE = "below_new_object_confidence"  # may refresh, never create

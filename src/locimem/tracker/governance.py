@@ -11,10 +11,9 @@ import math
 from typing import Any
 
 from locimem.config import TrackerConfig
-from locimem.model import Commit, EventKind
-from locimem.tracker.apply import Record
+from locimem.model import Commit, EventKind, ObjectState, Record
 from locimem.tracker.decide import RecordWriter
-from locimem.tracker.state import MemoryState, ObjectState
+from locimem.tracker.state import MemoryState
 
 Vec3 = tuple[float, float, float]
 

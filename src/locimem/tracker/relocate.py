@@ -23,8 +23,9 @@ import math
 from collections.abc import Iterable
 
 from locimem.config import TrackerConfig
+from locimem.model import ObjectState
 from locimem.tracker.associate import _cosine
-from locimem.tracker.state import MemoryState, ObjectState
+from locimem.tracker.state import MemoryState
 
 __all__ = ["relocations"]
 

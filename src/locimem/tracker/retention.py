@@ -10,18 +10,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
+
+from locimem.model import ObservationMeta
 
 CHANGE_KINDS = ("APPEARED", "MOVED", "LABEL_CHANGED", "REACQUIRED", "REVIVED", "CORRECTED")
-
-
-@dataclass(frozen=True, slots=True)
-class ObservationMeta:
-    seq: int
-    commit: int
-    t: float
-    object_id: int | None
-    key: str | None
 
 
 def select_kept(rows: Iterable[ObservationMeta], changes: set[tuple[int, int]],

@@ -34,8 +34,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from locimem.config import TrackerConfig
-from locimem.model import Commit, Event, EventKind, Observation
-from locimem.tracker.state import MemoryState, ObjectState, delta_keys
+from locimem.model import Commit, Event, EventKind, ObjectState, Observation
+from locimem.tracker.state import MemoryState, delta_keys
 
 __all__ = ["DELTA_KINDS", "DELTA_STATUSES", "OPEN", "detect", "reviewed"]
 

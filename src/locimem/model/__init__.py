@@ -1,0 +1,40 @@
+"""The data at the bottom of locimem: the values that cross its boundaries
+(:mod:`~locimem.model.values`: detections, cameras, results), the append-only record
+(commits, observations, events) and what the memory believes of each object
+(:mod:`~locimem.model.objects`). Every other layer imports these; they import no other layer.
+"""
+
+from locimem.model.objects import (
+    HELD_MAX,
+    Held,
+    ObjectState,
+    ObservationMeta,
+    Record,
+    RejectionState,
+    TombstoneState,
+)
+from locimem.model.values import (
+    AuditEntry,
+    Camera,
+    Commit,
+    CompactionReport,
+    Detection,
+    Event,
+    EventKind,
+    ObjectStatus,
+    Observation,
+    Quat,
+    RecallResult,
+    RejectionKey,
+    ScanResult,
+    Tombstone,
+    TrackedObject,
+    Vec3,
+)
+
+__all__ = [
+    "HELD_MAX", "AuditEntry", "Camera", "Commit", "CompactionReport", "Detection", "Event",
+    "EventKind", "Held", "ObjectState", "ObjectStatus", "Observation", "ObservationMeta",
+    "Quat", "RecallResult", "Record", "RejectionKey", "RejectionState", "ScanResult",
+    "Tombstone", "TombstoneState", "TrackedObject", "Vec3",
+]

@@ -35,7 +35,7 @@ from locimem.interchange.export import (
     verify_directory,
 )
 from locimem.model import Commit, Event, EventKind
-from locimem.store.base import StateDelta
+from locimem.store.base import RowChanges
 from locimem.store.schema import SCHEMA_VERSION
 from locimem.store.sqlite import SQLiteStore
 from locimem.tracker.apply import apply
@@ -108,7 +108,7 @@ def _append_evidence(mem: ObjectMemory, recorded_at: float) -> None:
     for record in records:
         apply(state, record, mem.config.lost_after_s)
     mem.store.append(mem.scope, records,
-                     StateDelta(prior={1: entry}, deltas={1: delta}, keyframes={2: kept, 3: kept}))
+                     RowChanges(prior={1: entry}, deltas={1: delta}, keyframes={2: kept, 3: kept}))
 
 
 @pytest.fixture(scope="module")

@@ -24,7 +24,7 @@ from locimem.interchange.validate import (
     validate_store,
 )
 from locimem.model import Commit, Event, EventKind
-from locimem.store.base import StateDelta
+from locimem.store.base import RowChanges
 from locimem.store.sqlite import SQLiteStore
 from tests.helpers import det
 
@@ -70,7 +70,7 @@ def _build(path: Path) -> None:
             Event(seq, commit, t, EventKind.PRIOR, CUP, "cup", {"entry": entry}),
             Event(seq + 1, commit, t, EventKind.DELTA, CUP, "cup", delta),
             Event(seq + 2, commit, t, EventKind.KEYFRAME, CUP, "cup", {"kept": kept}),
-        ], StateDelta(prior={CUP: entry}, deltas={1: delta}, keyframes={CUP: kept}))
+        ], RowChanges(prior={CUP: entry}, deltas={1: delta}, keyframes={CUP: kept}))
     with ObjectMemory.open(path, scope="office", durable=False, clock=lambda: 1000.0) as mem:
         for t in range(7):
             mem.observe(100.0 + t, [det("desk", 1.0, 1.0, 0.4, size=(1.4, 0.7, 0.8)),

@@ -51,7 +51,7 @@ from locimem.query.encoder import Encoder
 from locimem.query.reader import MemoryReader
 from locimem.scene.relations import RelationChange
 from locimem.scene.rooms import Room, RoomMap
-from locimem.store.base import StateDelta, Store
+from locimem.store.base import RowChanges, Store
 from locimem.store.open_check import corrupt
 from locimem.store.sqlite import MEMORY, SQLiteStore
 from locimem.tracker.apply import TOMB_KEY, apply
@@ -688,9 +688,9 @@ class ObjectMemory(MemoryReader):
         return report
 
 
-def _delta(state: MemoryState, records: Sequence[Record]) -> StateDelta:
+def _delta(state: MemoryState, records: Sequence[Record]) -> RowChanges:
     """The materialised rows one commit changed, derived from its records."""
-    delta = StateDelta()
+    delta = RowChanges()
     objects: set[int] = set()
     tombs: set[int] = set()
     keys: set[str] = set()

@@ -24,7 +24,7 @@ from locimem.model import (
 
 
 @dataclass
-class StateDelta:
+class RowChanges:
     """What one commit changed in the materialised state, written with its records."""
 
     objects: list[ObjectState] = field(default_factory=list)  # upserted
@@ -44,7 +44,7 @@ class Store(Protocol):
     path: str
     read_only: bool
 
-    def append(self, scope: str, records: Sequence[Record], delta: StateDelta) -> None:
+    def append(self, scope: str, records: Sequence[Record], delta: RowChanges) -> None:
         """Write one commit's records and the state they changed, atomically."""
 
     def snapshot_read(self) -> AbstractContextManager[None]:

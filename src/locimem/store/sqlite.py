@@ -35,7 +35,7 @@ from locimem.model import (
     RejectionState,
     TombstoneState,
 )
-from locimem.store.base import StateDelta
+from locimem.store.base import RowChanges
 from locimem.store.open_check import check_on_open, check_open_mode
 from locimem.store.schema import (
     FORMAT,
@@ -320,7 +320,7 @@ class SQLiteStore:
             if conn.in_transaction:
                 conn.execute("COMMIT")  # read-only: nothing to write, only the snapshot ends
 
-    def append(self, scope: str, records: Sequence[Record], delta: StateDelta) -> None:
+    def append(self, scope: str, records: Sequence[Record], delta: RowChanges) -> None:
         """Append one commit's records and write the state they changed, atomically."""
         rows = _record_rows(scope, records)
         with self.atomic() as conn:
@@ -339,7 +339,7 @@ class SQLiteStore:
                 "VALUES (?, ?, ?, ?)", (scope, checkpoint_commit, checkpoint_t, blob))
             conn.executemany("DELETE FROM observations WHERE seq = ? AND scope = ?",
                              [(seq, scope) for seq in delete_seqs])
-            _write(conn, scope, rows, StateDelta())
+            _write(conn, scope, rows, RowChanges())
 
     def latest_checkpoint(self, scope: str, until_commit: int | None = None
                           ) -> tuple[int, dict[str, Any]] | None:
@@ -644,7 +644,7 @@ def _record_rows(scope: str, records: Sequence[Record]) -> tuple[list, list, lis
 
 
 def _write(conn: sqlite3.Connection, scope: str, rows: tuple[list, list, list],
-           delta: StateDelta) -> None:
+           delta: RowChanges) -> None:
     """Insert record rows and apply a state delta, inside the caller's transaction."""
     commits, observations, events = rows
     conn.executemany(_INSERT_COMMIT, commits)

@@ -108,7 +108,7 @@ def test_read_tools_only_unless_writes_are_enabled(home, store_path):
             ro.tools(allow_writes=True)
         assert "where_is" in ro.tools()
     with pytest.raises(ReadOnly, match="read-only view"):
-        home.as_of(10.0).tools(allow_writes=True)
+        ToolRegistry(home.as_of(10.0), allow_writes=True)
 
 
 # -- calls --------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-import locimem.memory as memory_module
+import locimem.tracker.commit as commit_module
 from locimem import Camera, Detection, ObjectMemory
 from locimem.check import MAX_ABS_COORD_M as MAX_COORD_M
 from locimem.check import MAX_ID
@@ -175,9 +175,9 @@ class Boom(RuntimeError):
 
 
 def _fail_at(monkeypatch: pytest.MonkeyPatch, name: str, after: int) -> list[int]:
-    """Make ``locimem.memory.<name>`` raise on its call number ``after`` (0-based), after the
-    calls before it did their work: a failure partway through."""
-    real = getattr(memory_module, name)
+    """Make ``locimem.tracker.commit.<name>`` raise on its call number ``after`` (0-based),
+    after the calls before it did their work: a failure partway through."""
+    real = getattr(commit_module, name)
     calls = [0]
 
     def failing(*args: Any, **kwargs: Any) -> Any:
@@ -186,7 +186,7 @@ def _fail_at(monkeypatch: pytest.MonkeyPatch, name: str, after: int) -> list[int
             raise Boom(f"injected into {name}")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(memory_module, name, failing)
+    monkeypatch.setattr(commit_module, name, failing)
     return calls
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import math
 import os
 import sqlite3
 import time
@@ -17,23 +16,22 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
+from locimem.agent.answer import Answer
+from locimem.agent.answer import answer as agent_answer
+from locimem.agent.prompt import scene_prompt as agent_scene_prompt
+from locimem.agent.tools import ToolRegistry
+from locimem.agent.verbalizer import Verbalizer
 from locimem.check import (
     check_attributes,
     check_coordinate_domain,
     check_label,
     check_positive,
-    check_quaternion,
     check_scope,
-    check_size_domain,
     check_text,
     check_time,
-    check_unit_interval,
 )
 from locimem.config import TrackerConfig
 from locimem.errors import InvalidInput, LocimemError, ReadOnly
-from locimem.evidence.keyframes import Keyframe, make_candidate
-from locimem.evidence.keyframes import could_join as could_join_keyframes
-from locimem.evidence.keyframes import offer as offer_keyframe
 from locimem.index.vectors import ExactIndex, VectorIndex
 from locimem.model import (
     Camera,
@@ -43,21 +41,19 @@ from locimem.model import (
     Event,
     EventKind,
     ObjectState,
-    Observation,
     Record,
     ScanResult,
 )
 from locimem.query.encoder import Encoder
 from locimem.query.reader import MemoryReader
-from locimem.scene.relations import RelationChange
 from locimem.scene.rooms import Room, RoomMap
-from locimem.store.base import RowChanges, Store
+from locimem.store.base import Store
 from locimem.store.open_check import corrupt
 from locimem.store.sqlite import MEMORY, SQLiteStore
-from locimem.tracker.apply import TOMB_KEY, apply
+from locimem.tracker.apply import apply
+from locimem.tracker.commit import Derived, commit_records
 from locimem.tracker.decide import RecordWriter, decide
 from locimem.tracker.deltas import OPEN as OPEN_DELTA
-from locimem.tracker.deltas import detect as detect_deltas
 from locimem.tracker.deltas import reviewed as reviewed_delta
 from locimem.tracker.governance import (
     decide_attributes,
@@ -65,6 +61,7 @@ from locimem.tracker.governance import (
     decide_move,
     decide_relabel,
 )
+from locimem.tracker.prior import check_prior_entry, consolidation, prior_events
 from locimem.tracker.retention import CHANGE_KINDS, select_kept
 from locimem.tracker.state import MemoryState
 
@@ -210,52 +207,16 @@ class ObjectMemory(MemoryReader):
 
     def _commit(self, records: Sequence[Record], camera: Camera | None = None
                 ) -> Sequence[Record]:
-        """Apply records to the live state and append them, with the state they changed, in
-        one transaction — all or nothing (see :meth:`_all_or_nothing`).
-
-        What the records imply is recorded in the same commit: relation changes (RELATION
-        events, already reflected in the state), the frames kept as evidence (KEYFRAME) and
-        differences from the prior map (DELTA)."""
+        """Complete a decided commit (:func:`~locimem.tracker.commit.commit_records`: the
+        state changes, and the relation, keyframe and prior-map events they imply) and append
+        it with the rows it changed, in one transaction — all or nothing (see
+        :meth:`_all_or_nothing`)."""
         with self._all_or_nothing():
-            return self._apply_and_append(records, camera)
-
-    def _apply_and_append(self, records: Sequence[Record], camera: Camera | None
-                          ) -> Sequence[Record]:
-        state = self._state
-        lost_after = self._config.lost_after_s
-        for record in records:
-            apply(state, record, lost_after)
-        changes = state.scene.drain()
-        if changes:
-            records = _with_events(state, records, _relation_events(state, records, changes))
-        n_kept = self._config.keyframes_kept
-        # keyframes first (a delta cites the frames kept by now); a merged identity's frames
-        # are offered to the one that absorbed it
-        records = self._derive(records, _merged_keyframe_events(state, records, n_kept))
-        if camera is not None:
-            records = self._derive(records, _keyframe_events(state, records, camera, n_kept))
-        records = self._derive(records, [(EventKind.DELTA, d["object"], d["label"], d)
-                                         for d in detect_deltas(state, records, self._config)])
-        delta = _delta(state, records)
-        self.store.append(self._scope, records, delta)
-        if self._semantic_index is not None:
-            for oid in sorted({*delta.touched, *delta.removed_objects}):
-                obj = state.objects.get(oid)
-                if obj is None or oid in state.tombstones:
-                    self._semantic_index.remove(oid)
-                else:
-                    self._semantic_index.set(oid, obj.label)
-        return records
-
-    def _derive(self, records: Sequence[Record], items: Sequence[Derived]) -> Sequence[Record]:
-        """``records`` with derived events appended to their commit and applied."""
-        if not items:
-            return records
-        n = len(records)
-        out = _with_events(self._state, records, items)
-        for record in out[n:]:
-            apply(self._state, record, self._config.lost_after_s)
-        return out
+            done = commit_records(self._state, self._config, records, camera)
+            self.store.append(self._scope, done.records, done.changes)
+            if self._semantic_index is not None:
+                self._semantic_index.sync(self._state, done.changes)
+            return done.records
 
     def _writable(self, what: str) -> None:
         if self.store.read_only:
@@ -346,6 +307,28 @@ class ObjectMemory(MemoryReader):
             width = next((d.feature.shape[0] for d in dets if d.feature is not None), None)
             self._logged_width = None if width is None else int(width)
 
+
+    # -- agents: conveniences over locimem.agent (which also takes an as-of view) ----------
+    def tools(self, allow_writes: bool = False) -> ToolRegistry:
+        """A :class:`~locimem.agent.tools.ToolRegistry` for a function-calling language model:
+        ``.schemas(style="openai" | "anthropic")`` and ``.call(name, arguments)``. Write tools
+        (correct a label, forget) only with ``allow_writes=True``, which a read-only memory
+        refuses with :class:`ReadOnly` (as does an as-of view: ``ToolRegistry(mem.as_of(t))``
+        serves the past read-only)."""
+        return ToolRegistry(self, allow_writes=allow_writes)
+
+    def scene_prompt(self, budget_tokens: int | None = None, focus: Any = None,
+                     format: str = "text") -> str:
+        """The scene as a compact, sanitised tree for a language model, within
+        ``budget_tokens``, optionally focused on some object ids; ``format`` is ``"text"`` (a
+        fenced untrusted-data block) or ``"json"`` (see :mod:`locimem.agent.prompt`)."""
+        return agent_scene_prompt(self, budget_tokens=budget_tokens, focus=focus, format=format)
+
+    def answer(self, question: str, verbalizer: Verbalizer | None = None) -> Answer:
+        """Answer ``question`` in words (an :class:`~locimem.agent.answer.Answer`): routed by
+        :meth:`query`, worded by ``verbalizer`` (default: the deterministic offline one) from
+        a budgeted, focused, sanitised prompt; cites object ids, hedged by trust state."""
+        return agent_answer(self, question, verbalizer)
 
     # -- governance ---------------------------------------------------------------------------
     def _correction_args(self, what: str, object_id: int, actor: str, reason: str | None,
@@ -448,21 +431,10 @@ class ObjectMemory(MemoryReader):
                 "and run the robot against it there)")
         if isinstance(entries, (str, bytes, dict)) or not hasattr(entries, "__iter__"):
             raise InvalidInput("entries must be a list of dicts with label, center and size")
-        checked = [_check_prior_entry(i, e, scene) for i, e in enumerate(entries)]
+        checked = [check_prior_entry(i, e, scene) for i, e in enumerate(entries)]
         if not checked:
             raise InvalidInput("the prior map holds no entries")
-        ids = [self._state.next_object_id + offset for offset in range(len(checked))]
-        items: list[Derived] = []
-        for oid, entry in zip(ids, checked, strict=True):
-            label = entry["label"]
-            items += [
-                (EventKind.APPEARED, oid, label, {
-                    "label": label, "center": entry["center"], "size": entry["size"],
-                    "source": entry["source"], "prior": True,
-                    "attributes": entry["attributes"], "orientation": entry["orientation"]}),
-                (EventKind.PROMOTED, oid, label, {"to": entry["center"], "size": entry["size"]}),
-                (EventKind.PRIOR, oid, label, {"entry": entry}),
-            ]
+        ids, items = prior_events(self._state, checked)
         self._meta_commit("prior", actor, reason, items)
         return ids
 
@@ -504,62 +476,10 @@ class ObjectMemory(MemoryReader):
         self._writable("consolidate")
         actor = check_text(actor, "actor")
         reason = None if reason is None else check_text(reason, "reason", max_chars=1000)
-        state = self._state
-        t = float(state.now or 0.0)
-        items: list[Derived] = []
-        applied = []
-        entries: dict[int, dict[str, Any] | None] = {}  # the map as this commit changes it
-        for did in sorted(state.deltas):
-            delta = state.deltas[did]
-            if delta["status"] != "confirmed":
-                continue
-            items += self._consolidation(delta, entries)
-            done = reviewed_delta(delta, "applied", t, actor, reason)
-            items.append((EventKind.DELTA, done["object"], done["label"], done))
-            applied.append(done)
+        applied, items = consolidation(self._state, actor, reason)
         if items:
             self._meta_commit("consolidate", actor, reason, items)
         return applied
-
-    def _consolidation(self, delta: dict[str, Any], entries: dict[int, dict[str, Any] | None]
-                       ) -> list[Derived]:
-        """The PRIOR events that apply one confirmed delta to the prior map; ``entries``
-        holds the entries earlier deltas of the same commit changed (and is updated)."""
-        state = self._state
-        oid, kind = delta["object"], delta["kind"]
-        entry = entries[oid] if oid in entries else state.prior.get(oid)
-        if kind == "removed" or (entry is None and kind != "added"):
-            entries[oid] = None
-            return [(EventKind.PRIOR, oid, delta["label"], {"removed": True,
-                                                            "delta": delta["id"]})]
-        if kind == "added":
-            obj = state.objects.get(oid)
-            source = obj.source if obj is not None else "tracker"
-            new = {"label": delta["label"], "center": delta["observed"]["center"],
-                   "size": delta["observed"]["size"], "orientation": None,
-                   "attributes": dict(obj.attributes) if obj is not None else {},
-                   "confidence": 1.0, "source": source, "prior_id": None}
-            entries[oid] = new
-            return [(EventKind.PRIOR, oid, delta["label"], {"entry": new, "delta": delta["id"]})]
-        new = dict(entry)
-        if kind == "moved":
-            new["center"] = delta["observed"]["center"]
-        else:
-            new["size"] = delta["observed"]["size"]
-        entries[oid] = new
-        update = (EventKind.PRIOR, oid, delta["label"], {"entry": new, "delta": delta["id"]})
-        live, obj = delta.get("live"), state.objects.get(oid)
-        young = state.objects.get(live) if live is not None else None
-        if young is None or obj is None:
-            return [update]
-        # the move was seen as a new identity: the prior object absorbs it (MERGED), so the
-        # map keeps its id and no ghost stays behind at the old place
-        return [(EventKind.MERGED, oid, young.label, {
-            "absorbed": live, "center": list(young.center), "size": list(young.size),
-            "to": list(young.place),
-            "label_mass": dict(sorted(young.label_mass.items())),
-            "n_detections": obj.n_detections + young.n_detections, "label": young.label,
-            "distance_m": math.dist(obj.center, young.center), "delta": delta["id"]}), update]
 
     def _writer(self, kind: str, actor: str, reason: str | None) -> RecordWriter:
         """Records of a commit that is not a scan, at the latest scan's time."""
@@ -686,177 +606,6 @@ class ObjectMemory(MemoryReader):
             for record in out.records:
                 apply(self._state, record, self._config.lost_after_s)
         return report
-
-
-def _delta(state: MemoryState, records: Sequence[Record]) -> RowChanges:
-    """The materialised rows one commit changed, derived from its records."""
-    delta = RowChanges()
-    objects: set[int] = set()
-    tombs: set[int] = set()
-    keys: set[str] = set()
-    for r in records:
-        if isinstance(r, Observation):
-            if r.object_id is not None:
-                objects.add(r.object_id)
-            elif r.key is not None:
-                if r.key.startswith(TOMB_KEY):
-                    tombs.add(int(r.key[len(TOMB_KEY):]))
-                else:
-                    keys.add(r.key)
-        elif isinstance(r, Event):
-            if r.kind in (EventKind.ROOM_DEFINED, EventKind.ROOMS_CONNECTED):
-                delta.rooms = state.scene.rooms.to_dict()
-            elif r.kind is EventKind.PRIOR:
-                delta.prior[r.object_id] = state.prior.get(r.object_id)
-            elif r.kind is EventKind.DELTA:
-                delta.deltas[r.data["id"]] = state.deltas[r.data["id"]]
-            elif r.kind is EventKind.KEYFRAME:
-                delta.keyframes[r.object_id] = state.keyframes[r.object_id]
-            elif r.kind is EventKind.FORGOTTEN:
-                delta.removed_objects.append(r.object_id)
-                tombs.add(r.object_id)
-            elif r.kind is EventKind.REVIVED:
-                delta.removed_tombstones.append(r.object_id)
-                objects.add(r.object_id)
-            elif r.kind in (EventKind.EXPIRED, EventKind.MERGED):  # an identity ends
-                gone = r.object_id if r.kind is EventKind.EXPIRED else r.data["absorbed"]
-                delta.removed_objects.append(gone)
-                objects.update((gone, r.object_id))  # touched; only live ones are upserted
-            elif r.object_id in state.objects:
-                objects.add(r.object_id)
-        else:
-            objects.update(r.missed)
-    delta.touched = sorted(objects | tombs)
-    delta.objects = [state.objects[i] for i in sorted(objects) if i in state.objects]
-    delta.tombstones = {i: state.tombstones[i] for i in sorted(tombs) if i in state.tombstones}
-    delta.rejections = {k: state.rejections[k] for k in sorted(keys)}
-    return delta
-
-
-Derived = tuple[EventKind, int, str, dict[str, Any]]  # kind, object id, label, data
-
-
-def _with_events(state: MemoryState, records: Sequence[Record],
-                 items: Sequence[Derived]) -> list[Record]:
-    """``records`` with events appended to their commit, numbered after its last record."""
-    commit = records[0]
-    seq = max(r.seq for r in records[1:] if isinstance(r, (Observation, Event))) + 1 \
-        if len(records) > 1 else state.next_seq
-    out = list(records)
-    for kind, oid, label, data in items:
-        out.append(Event(seq, commit.id, commit.t, kind, oid, label, data))
-        seq += 1
-    state.next_seq = max(state.next_seq, seq)
-    return out
-
-
-def _relation_events(state: MemoryState, records: Sequence[Record],
-                     changes: Sequence[RelationChange]) -> list[Derived]:
-    """RELATION events (already reflected in the state: apply ignores them). An object this
-    commit ended (forgotten, expired, merged away) is named by the label its event gave."""
-    ended: dict[int, str] = {}
-    for r in records:
-        if isinstance(r, Event) and r.kind in (EventKind.FORGOTTEN, EventKind.EXPIRED):
-            ended[r.object_id] = r.label
-        elif isinstance(r, Event) and r.kind is EventKind.MERGED:
-            ended[r.data["absorbed"]] = r.label
-
-    def label(oid: int) -> str:
-        obj = state.objects.get(oid)
-        return obj.label if obj is not None else ended.get(oid, "")
-
-    return [(EventKind.RELATION, c.subject, label(c.subject), {
-        "relation": c.relation, "object": c.object, "object_label": label(c.object),
-        "added": c.kind == "added", "confidence": c.confidence}) for c in changes]
-
-
-_SMALL_EMBEDDING = 128  # keyframes keep a sighting's embedding up to this width
-
-
-def _merged_keyframe_events(state: MemoryState, records: Sequence[Record],
-                            n_kept: int) -> list[Derived]:
-    """When an identity is MERGED into another, its kept frames are offered to the survivor,
-    oldest first; each one kept is a KEYFRAME event (with the frame it replaced, if any)."""
-    out: list[Derived] = []
-    for r in records:
-        if not isinstance(r, Event) or r.kind is not EventKind.MERGED:
-            continue
-        frames = state.keyframes.get(r.data["absorbed"])
-        survivor = state.objects.get(r.object_id)
-        if not frames or survivor is None:
-            continue
-        kept = tuple(Keyframe.from_dict(k) for k in state.keyframes.get(survivor.id, ()))
-        for frame in sorted((Keyframe.from_dict(k) for k in frames), key=lambda k: (k.t, k.seq)):
-            if any(k.seq == frame.seq for k in kept):
-                continue
-            kept, archived, was_kept = offer_keyframe(kept, frame, n_kept)
-            if was_kept:
-                out.append((EventKind.KEYFRAME, survivor.id, survivor.label, {
-                    "kept": [k.to_dict() for k in kept],
-                    "archived": None if archived is None else archived.to_dict(),
-                    "merged_from": r.data["absorbed"]}))
-    return out
-
-
-def _keyframe_events(state: MemoryState, records: Sequence[Record], camera: Camera,
-                     n_kept: int) -> list[Derived]:
-    """Offer each object's first sighting in this scan as a keyframe (see
-    :mod:`locimem.evidence.keyframes`); a KEYFRAME event records each frame kept, with the
-    frame it replaced (archived in the log, never dropped)."""
-    commit = records[0]
-    out: list[Derived] = []
-    offered: set[int] = set()
-    for r in records:
-        if not isinstance(r, Observation) or r.object_id is None or r.weight == 0.0:
-            continue
-        obj = state.objects.get(r.object_id)
-        if obj is None or obj.id in offered:
-            continue
-        offered.add(obj.id)
-        frames = state.keyframes.get(obj.id, ())
-        if not could_join_keyframes(camera, obj.center, frames, n_kept):
-            continue  # not even a perfect view from here would be kept: skip the image work
-        kept = tuple(Keyframe.from_dict(k) for k in frames)
-        feature = r.feature
-        small = feature is not None and feature.shape[0] <= _SMALL_EMBEDDING
-        candidate = make_candidate(
-            camera, obj.center, obj.size, kept, t=commit.t, commit=commit.id, seq=r.seq,
-            intrinsics=camera.intrinsics, image=camera.image,
-            embedding=[float(x) for x in feature] if small else None)  # type: ignore[union-attr]
-        if candidate.coverage == 0.0:  # the frame does not cover the object: no view of it
-            continue
-        new_kept, archived, was_kept = offer_keyframe(kept, candidate, n_kept)
-        if was_kept:
-            out.append((EventKind.KEYFRAME, obj.id, obj.label, {
-                "kept": [k.to_dict() for k in new_kept],
-                "archived": None if archived is None else archived.to_dict()}))
-    return out
-
-
-def _check_prior_entry(i: int, entry: Any, scene: str) -> dict[str, Any]:
-    """One prior-map entry, validated and in its stored form."""
-    if not isinstance(entry, dict):
-        raise InvalidInput(f"prior entry {i} must be a dict with label, center and size")
-    unknown = sorted(set(entry) - {"label", "center", "size", "orientation", "attributes",
-                                   "confidence", "id"})
-    if unknown:
-        raise InvalidInput(f"prior entry {i} has unknown field(s): {', '.join(unknown)}")
-    orientation = entry.get("orientation")
-    prior_id = entry.get("id")
-    if prior_id is not None and not isinstance(prior_id, (str, int)):
-        raise InvalidInput(f"prior entry {i}: id must be a string or an integer")
-    return {
-        "label": check_label(entry.get("label")),
-        "center": list(check_coordinate_domain(entry.get("center"), f"prior entry {i} center")),
-        "size": list(check_size_domain(entry.get("size"), f"prior entry {i} size")),
-        "orientation": None if orientation is None else list(
-            check_quaternion(orientation, f"prior entry {i} orientation")),
-        "attributes": check_attributes(entry.get("attributes") or {}),
-        "confidence": check_unit_interval(entry.get("confidence", 1.0),
-                                          f"prior entry {i} confidence"),
-        "source": f"prior:{scene}",
-        "prior_id": prior_id,
-    }
 
 
 def _check_encoder(encoder: Any) -> Encoder | None:

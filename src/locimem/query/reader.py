@@ -677,35 +677,6 @@ class MemoryReader:
             until_commit=self._until_commit,
         )
 
-    # -- agents (the work is done in locimem.agent) ---------------------------------------------
-    def tools(self, allow_writes: bool = False) -> Any:
-        """A :class:`~locimem.agent.tools.ToolRegistry` for a function-calling language model:
-        ``.schemas(style="openai" | "anthropic")`` and ``.call(name, arguments)``. Write tools
-        (correct a label, forget) only with ``allow_writes=True``, which a read-only memory or
-        an as-of view refuses with :class:`ReadOnly`."""
-        from locimem.agent.tools import ToolRegistry
-
-        return ToolRegistry(self, allow_writes=allow_writes)
-
-    def scene_prompt(self, budget_tokens: int | None = None, focus: Any = None,
-                     format: str = "text") -> str:
-        """The scene as a compact, sanitised tree for a language model, within
-        ``budget_tokens``, optionally focused on some object ids; ``format`` is ``"text"`` (a
-        fenced untrusted-data block) or ``"json"`` (see :mod:`locimem.agent.prompt`)."""
-        from locimem.agent.prompt import scene_prompt
-
-        return scene_prompt(self, budget_tokens=budget_tokens, focus=focus, format=format)
-
-    def answer(self, question: str, verbalizer: Any = None) -> Any:
-        """Answer ``question`` in words (an :class:`~locimem.agent.answer.Answer`): routed by
-        :meth:`query`, worded by ``verbalizer`` (default: the deterministic offline one) from
-        a budgeted, focused, sanitised prompt; cites object ids, hedged by trust state."""
-        from locimem.agent.answer import answer
-
-        return answer(self, question, verbalizer)
-
-
-
 
 @dataclass(frozen=True, slots=True)
 class RoomInfo:

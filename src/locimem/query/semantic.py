@@ -21,6 +21,8 @@ import numpy as np
 from locimem.index.vectors import ExactIndex, VectorIndex
 from locimem.query.encoder import Encoder
 from locimem.query.text import LabelMatcher
+from locimem.store.base import RowChanges
+from locimem.tracker.state import MemoryState
 
 POOL_PER_LABEL = 50  # ties within a label are ranked among its newest identities
 MIN_COSINE = 0.45  # below this an embedding match is noise (MiniLM: mug~cup 0.71, mug~chair 0.30)
@@ -109,6 +111,16 @@ class SemanticIndex:
         label = self._label_of.pop(object_id, None)
         if label is not None:
             self._unlink(object_id, label)
+
+    def sync(self, state: MemoryState, changes: RowChanges) -> None:
+        """Follow one commit: the objects it wrote take their label, the ones it removed
+        (forgotten, expired, merged away) leave the index."""
+        for oid in sorted({*changes.touched, *changes.removed_objects}):
+            obj = state.objects.get(oid)
+            if obj is None or oid in state.tombstones:
+                self.remove(oid)
+            else:
+                self.set(oid, obj.label)
 
     def labels(self) -> list[str]:
         """Every label some indexed object has, sorted."""

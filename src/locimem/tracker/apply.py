@@ -20,6 +20,7 @@ from locimem.model import (
     RejectionState,
     TombstoneState,
 )
+from locimem.store.base import RowChanges
 from locimem.tracker.state import MemoryState
 
 TOMB_KEY = "tomb:"  # rejection key prefix of a sighting suppressed by a tombstone
@@ -84,22 +85,72 @@ def update_object(obj: ObjectState, obs: Observation, camera: bool = False) -> N
         obj.n_features += 1
 
 
-def apply(state: MemoryState, record: Record, lost_after_s: float) -> None:
-    """Change ``state`` by one record. ``lost_after_s`` only schedules the loss-queue index."""
+class Touched:
+    """What records changed in a state, collected by :func:`apply` as it applies them; at the
+    end of a commit :meth:`rows` turns it into the materialised rows to write."""
+
+    __slots__ = (
+        "deltas",
+        "keyframes",
+        "keys",
+        "objects",
+        "prior",
+        "removed_objects",
+        "removed_tombstones",
+        "rooms",
+        "tombs",
+    )
+
+    def __init__(self) -> None:
+        self.objects: set[int] = set()  # upserted if still live at the end
+        self.tombs: set[int] = set()
+        self.keys: set[str] = set()  # rejection keys
+        self.removed_objects: list[int] = []
+        self.removed_tombstones: list[int] = []
+        self.rooms = False
+        self.prior: set[int] = set()
+        self.deltas: set[int] = set()
+        self.keyframes: set[int] = set()
+
+    def rows(self, state: MemoryState) -> RowChanges:
+        live = sorted(i for i in self.objects if i in state.objects)
+        tombs = self.tombs
+        return RowChanges(
+            objects=[state.objects[i] for i in live],
+            removed_objects=self.removed_objects,
+            tombstones={i: state.tombstones[i] for i in sorted(tombs) if i in state.tombstones},
+            removed_tombstones=self.removed_tombstones,
+            rejections={k: state.rejections[k] for k in sorted(self.keys)},
+            rooms=state.scene.rooms.to_dict() if self.rooms else None,
+            touched=sorted({*live, *self.removed_objects, *tombs}),
+            prior={i: state.prior.get(i) for i in self.prior},
+            deltas={i: state.deltas[i] for i in self.deltas},
+            keyframes={i: state.keyframes[i] for i in self.keyframes},
+        )
+
+
+def apply(state: MemoryState, record: Record, lost_after_s: float,
+          touched: Touched | None = None) -> None:
+    """Change ``state`` by one record. ``lost_after_s`` only schedules the loss-queue index;
+    ``touched`` (when given) collects what the record changed, for the rows to write."""
     if isinstance(record, Observation):
         state.next_seq = max(state.next_seq, record.seq + 1)
         if record.object_id is None:
-            _apply_rejection(state, record)
+            _apply_rejection(state, record, touched)
             return
         obj = state.objects[record.object_id]
         update_object(obj, record, state.camera_commit)
         if record.feature is not None and state.feature_dim is None:
             state.feature_dim = int(record.feature.shape[0])
         state.place_object(obj)
+        if touched is not None:
+            touched.objects.add(obj.id)
         return
     if isinstance(record, Event):
         state.next_seq = max(state.next_seq, record.seq + 1)
         _apply_event(state, record, lost_after_s)
+        if touched is not None:
+            _touch(touched, record)
         return
     if isinstance(record, Commit):
         state.scene.pending.clear()  # relation changes belong to the commit that caused them
@@ -116,19 +167,51 @@ def apply(state: MemoryState, record: Record, lost_after_s: float) -> None:
                 objects[a].together.add(b)
             if b in objects:
                 objects[b].together.add(a)
+        if touched is not None:
+            touched.objects.update(record.missed)
         return
     raise TypeError(f"not a record: {type(record).__name__}")
 
 
-def _apply_rejection(state: MemoryState, obs: Observation) -> None:
+def _touch(touched: Touched, ev: Event) -> None:
+    """The rows an applied event changed (the one place, beside :func:`_apply_event`, that
+    knows what each kind of event does to the materialised state)."""
+    kind, oid = ev.kind, ev.object_id
+    if kind in (EventKind.ROOM_DEFINED, EventKind.ROOMS_CONNECTED):
+        touched.rooms = True
+    elif kind is EventKind.PRIOR:
+        touched.prior.add(oid)
+    elif kind is EventKind.DELTA:
+        touched.deltas.add(ev.data["id"])
+    elif kind is EventKind.KEYFRAME:
+        touched.keyframes.add(oid)
+    elif kind is EventKind.FORGOTTEN:
+        touched.removed_objects.append(oid)
+        touched.tombs.add(oid)
+    elif kind is EventKind.REVIVED:
+        touched.removed_tombstones.append(oid)
+        touched.objects.add(oid)
+    elif kind in (EventKind.EXPIRED, EventKind.MERGED):  # an identity ends
+        gone = oid if kind is EventKind.EXPIRED else ev.data["absorbed"]
+        touched.removed_objects.append(gone)
+        touched.objects.update((gone, oid))  # only the live ones are written
+    elif kind is not EventKind.COMPACTED:  # the object changed (relations: its row's room)
+        touched.objects.add(oid)
+
+
+def _apply_rejection(state: MemoryState, obs: Observation, touched: Touched | None) -> None:
     key = obs.key
     if key is None:
         return
     if key.startswith(TOMB_KEY):
+        if touched is not None:
+            touched.tombs.add(int(key[len(TOMB_KEY):]))
         tomb = state.tombstones[int(key[len(TOMB_KEY):])]
         tomb.suppressed += 1
         tomb.last_suppressed = obs.t
         return
+    if touched is not None:
+        touched.keys.add(key)
     seen = state.rejections.get(key)
     if seen is None:
         state.rejections[key] = RejectionState(obs.rejected or "", 1, obs.seq, obs.seq, obs.t)

@@ -1,0 +1,139 @@
+"""The machinery every write verb shares: the live state, the one commit path and the
+all-or-nothing guard. :class:`~locimem.memory.facade.ObjectMemory` is built on it, one mixin
+per concern (scans, corrections, the prior map, rooms, maintenance).
+
+A verb checks its input, asks the tracker to decide records (pure functions of the state),
+and hands them to :meth:`MemoryBase._commit`, which completes the commit
+(:func:`~locimem.tracker.commit.commit_records`) and appends it with the rows it changed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+
+from locimem.check import (
+    check_text,
+    check_time,
+)
+from locimem.config import TrackerConfig
+from locimem.errors import InvalidInput, ReadOnly
+from locimem.index.vectors import VectorIndex
+from locimem.model import (
+    Camera,
+    Commit,
+    Event,
+    ObjectState,
+    Record,
+)
+from locimem.query.encoder import Encoder
+from locimem.query.reader import MemoryReader
+from locimem.store.base import Store
+from locimem.tracker.commit import Derived, commit_records
+from locimem.tracker.decide import RecordWriter
+from locimem.tracker.state import MemoryState
+
+
+class MemoryBase(MemoryReader):
+    """The live memory of one scope: its reads (:class:`MemoryReader`), its store, its clock,
+    and the commit path. Not used alone: see :class:`~locimem.memory.facade.ObjectMemory`."""
+
+    def __init__(self, store: Store, scope: str, config: TrackerConfig,
+                 clock: Callable[[], float], encoder: Encoder | None = None,
+                 vector_index: Callable[[int], VectorIndex] | None = None) -> None:
+        super().__init__(store, scope, config, MemoryState())  # the live memory: no owner
+        self._clock = clock
+        self._encoder = encoder
+        self._vector_index = vector_index
+        self._state = self._load_state(from_log=False)
+
+    def close(self) -> None:
+        """Close the store and release the writer lock. Safe to call twice."""
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    def __repr__(self) -> str:
+        where = "closed" if self._store is None else self._store.path
+        return f"ObjectMemory({where!r}, scope={self._scope!r})"
+
+    @property
+    def read_only(self) -> bool:
+        return self.store.read_only
+
+    def rebuild_from_log(self) -> MemoryState:
+        """Replay this scope's record into a fresh state, from its newest checkpoint (if a
+        compaction wrote one) — the materialised cache is not read. The live memory is
+        unchanged; compare ``snapshot()`` of both to check the cache."""
+        return self._load_state(from_log=True)
+
+    # -- writing ------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _all_or_nothing(self) -> Iterator[None]:
+        """The one place the live state changes: inside this block. Any exception raised in
+        it — while deciding, applying, deriving or appending — puts back the state the store
+        holds (the last commit that landed), so a failed call leaves the memory exactly as it
+        was (or, if its append had already committed, exactly as the store now says)."""
+        try:
+            yield
+        except BaseException:
+            self._restore()
+            raise
+
+    def _restore(self) -> None:
+        """Reload the live state from the store (its cache of the last committed state)."""
+        self._semantic_index = None
+        try:
+            self._state = self._load_state(from_log=False)
+        except BaseException:  # the store cannot be read back: refuse further use
+            self.close()
+            raise
+
+    def _commit(self, records: Sequence[Record], camera: Camera | None = None
+                ) -> Sequence[Record]:
+        """Complete a decided commit (:func:`~locimem.tracker.commit.commit_records`: the
+        state changes, and the relation, keyframe and prior-map events they imply) and append
+        it with the rows it changed, in one transaction — all or nothing (see
+        :meth:`_all_or_nothing`)."""
+        with self._all_or_nothing():
+            done = commit_records(self._state, self._config, records, camera)
+            self.store.append(self._scope, done.records, done.changes)
+            if self._semantic_index is not None:
+                self._semantic_index.sync(self._state, done.changes)
+            return done.records
+
+    def _writable(self, what: str) -> None:
+        if self.store.read_only:
+            raise ReadOnly(f"{what}() needs a writable memory; this one was opened read-only")
+
+    def _writer(self, kind: str, actor: str, reason: str | None) -> RecordWriter:
+        """Records of a commit that is not a scan, at the latest scan's time."""
+        state = self._state
+        return RecordWriter(
+            Commit(id=state.next_commit, kind=kind, t=float(state.now or 0.0),
+                   recorded_at=float(self._clock()), actor=actor, reason=reason,
+                   n_detections=0),
+            state.next_seq,
+        )
+
+    def _meta_commit(self, kind: str, actor: str, reason: str | None,
+                     items: Sequence[Derived]) -> list[Event]:
+        """One commit of ``kind`` holding these events (checked actor and reason)."""
+        out = self._writer(kind, actor, reason)
+        events = [out.event(ev_kind, oid, label, data) for ev_kind, oid, label, data in items]
+        self._commit(out.records)
+        return events
+
+    def _correction_args(self, what: str, object_id: int, actor: str, reason: str | None,
+                         t: float | None) -> tuple[ObjectState, str, str | None, float, float]:
+        self._writable(what)
+        obj = self._object(object_id)
+        actor = check_text(actor, "actor")
+        reason = None if reason is None else check_text(reason, "reason", max_chars=1000)
+        now = self._state.now if self._state.now is not None else 0.0
+        when = now if t is None else check_time(t)
+        if when < now:
+            raise InvalidInput(f"t={when} is before the latest commit (t={now}); "
+                               "corrections are recorded in time order")
+        return obj, actor, reason, when, float(self._clock())
+

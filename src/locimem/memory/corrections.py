@@ -1,0 +1,93 @@
+"""Corrections a person (or a program) makes: relabel, move, set attributes, forget.
+
+Each is recorded as a correction commit with its actor and reason, decided by
+:mod:`locimem.tracker.governance` and shown by ``audit()``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from locimem.check import (
+    check_attributes,
+    check_coordinate_domain,
+    check_label,
+    check_text,
+)
+from locimem.errors import InvalidInput
+from locimem.memory.base import MemoryBase
+from locimem.model import (
+    Event,
+)
+from locimem.tracker.governance import (
+    decide_attributes,
+    decide_forget,
+    decide_move,
+    decide_relabel,
+)
+
+
+class Corrections(MemoryBase):
+    """The correction verbs of :class:`~locimem.memory.facade.ObjectMemory`."""
+
+    def relabel(self, object_id: int, label: str, *, actor: str = "operator",
+                reason: str | None = None, t: float | None = None) -> Event:
+        """Correct an object's label ("that is not a cup, it is a vase").
+
+        The label mass the detector accumulated is kept (see ``label_votes``); by default the
+        person's label is pinned so later detections do not overturn it (set
+        ``TrackerConfig.human_label_weight`` to make it weighted evidence instead). Records a
+        CORRECTED event with ``actor``, ``reason`` and valid time ``t`` (default: now).
+        """
+        label = check_label(label)
+        obj, actor, reason, when, recorded = self._correction_args("relabel", object_id, actor,
+                                                                    reason, t)
+        records = decide_relabel(self._state, self._config, obj, label, when, actor, reason,
+                                 recorded)
+        self._commit(records)
+        return records[-1]  # type: ignore[return-value]
+
+    def move(self, object_id: int, center: Sequence[float], *, actor: str = "operator",
+             reason: str | None = None, t: float | None = None) -> Event:
+        """Correct where an object is ("the remote is in the drawer now"): centre (x, y, z),
+        metres, map frame. Its sightings stay in its history; a CORRECTED event records it."""
+        center = check_coordinate_domain(center, "center")
+        obj, actor, reason, when, recorded = self._correction_args("move", object_id, actor,
+                                                                    reason, t)
+        records = decide_move(self._state, self._config, obj, center, when, actor, reason,
+                              recorded)
+        self._commit(records)
+        return records[-1]  # type: ignore[return-value]
+
+    def set_attributes(self, object_id: int, values: dict[str, Any] | None = None, *,
+                       remove: Iterable[str] = (), actor: str = "operator",
+                       reason: str | None = None, t: float | None = None) -> Event:
+        """Set attributes (``{"color": "red", "mobile": True}``) and remove others. Keys are
+        short names; values are strings, numbers or booleans."""
+        values = check_attributes(values or {})
+        if isinstance(remove, str) or not hasattr(remove, "__iter__"):
+            raise InvalidInput("remove must be a list of attribute names")
+        removed = sorted({check_text(k, "attribute name", max_chars=64) for k in remove})
+        if not values and not removed:
+            raise InvalidInput("set_attributes() needs values to set or names to remove")
+        obj, actor, reason, when, recorded = self._correction_args("set_attributes", object_id,
+                                                                    actor, reason, t)
+        records = decide_attributes(self._state, obj, values, removed, when, actor, reason,
+                                    recorded)
+        self._commit(records)
+        return records[-1]  # type: ignore[return-value]
+
+    def forget(self, object_id: int, *, actor: str = "operator", reason: str | None = None,
+               t: float | None = None) -> Event:
+        """Remove an object from every read path. A tombstone remembers it, so the same thing
+        seen again (same place, and one of its labels or a similar embedding) is suppressed —
+        or revived, with ``TrackerConfig.revive_after``. Never silent: a FORGOTTEN event with
+        ``actor`` and ``reason`` is recorded and shown by :meth:`audit`."""
+        obj, actor, reason, when, recorded = self._correction_args("forget", object_id, actor,
+                                                                    reason, t)
+        records = decide_forget(self._state, obj, when, actor, reason, recorded)
+        self._commit(records)
+        return records[-1]  # type: ignore[return-value]
+
+

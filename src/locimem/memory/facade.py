@@ -1,0 +1,265 @@
+"""``ObjectMemory``: the facade that composes the tracker, the store and the queries.
+
+It opens a store, ingests scans (:meth:`ObjectMemory.observe`) and hands language-model
+conveniences to :mod:`locimem.agent`; the other verbs are mixins beside it, one per concern
+(:mod:`~locimem.memory.corrections`, :mod:`~locimem.memory.prior`,
+:mod:`~locimem.memory.rooms`, :mod:`~locimem.memory.maintenance`), and every read is
+:class:`~locimem.query.reader.MemoryReader`'s. Every mutation goes the same way: check the
+input, let the tracker decide records, then :meth:`~locimem.memory.base.MemoryBase._commit`
+completes the commit and appends it in one transaction. Opening a store rebuilds the state
+before any new scan is accepted.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+import time
+import zlib
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from locimem.agent.answer import Answer
+from locimem.agent.answer import answer as agent_answer
+from locimem.agent.prompt import scene_prompt as agent_scene_prompt
+from locimem.agent.tools import ToolRegistry
+from locimem.agent.verbalizer import Verbalizer
+from locimem.check import (
+    check_scope,
+    check_text,
+    check_time,
+)
+from locimem.config import TrackerConfig
+from locimem.errors import InvalidInput, LocimemError
+from locimem.index.vectors import ExactIndex, VectorIndex
+from locimem.memory.corrections import Corrections
+from locimem.memory.maintenance import Maintenance
+from locimem.memory.prior import PriorMapWrites
+from locimem.memory.rooms import RoomWrites
+from locimem.model import (
+    Camera,
+    Detection,
+    Event,
+    ScanResult,
+)
+from locimem.query.encoder import Encoder
+from locimem.store.open_check import corrupt
+from locimem.store.sqlite import MEMORY, SQLiteStore
+from locimem.tracker.decide import decide
+
+# what reading a damaged record raises (a JSON column that is not JSON, a missing key, a
+# column of the wrong type, a page SQLite cannot read): at open, a CorruptStore
+_UNREADABLE = (sqlite3.DatabaseError, KeyError, ValueError, TypeError, IndexError,
+               AttributeError, OverflowError, zlib.error, RecursionError)
+logger = logging.getLogger("locimem")
+
+
+class ObjectMemory(Corrections, PriorMapWrites, RoomWrites, Maintenance):
+    """A persistent object memory for one scope of one store.
+
+    Open it with :meth:`open`; use it as a context manager so it is always closed::
+
+        with ObjectMemory.open("home.loci", scope="home") as mem:
+            result = mem.observe(t=12.0, detections=[...])
+
+    Not thread-safe: call it from one thread (or guard it with a lock).
+    """
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    def __enter__(self) -> ObjectMemory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike[str] = MEMORY,
+        *,
+        scope: str = "default",
+        config: TrackerConfig | None = None,
+        read_only: bool = False,
+        durable: bool = True,
+        clock: Callable[[], float] = time.time,
+        encoder: Encoder | str | None = None,
+        vector_index: str = "exact",
+        check: str = "quick",
+    ) -> ObjectMemory:
+        """Open (or create) the store at ``path`` and rebuild the memory of ``scope``.
+
+        Args:
+            path: a store file (created if missing), or ``":memory:"`` for a scratch memory.
+            scope: whose memory this is; a memory reads and writes only its own scope.
+            config: tracker thresholds (defaults from the published design).
+            read_only: open without the writer lock; every mutator raises :class:`ReadOnly`.
+            durable: fsync every scan (survives power loss); False survives a killed process
+                but may lose the last scans on power loss.
+            clock: wall clock for *record time* only (audit); beliefs use scan times.
+            encoder: a text :class:`~locimem.query.encoder.Encoder` for ``find`` by meaning,
+                or ``"minilm"`` for the packaged offline MiniLM (the ``text`` extra).
+            vector_index: ``"exact"`` (numpy) or ``"usearch"`` (approximate; the ``vectors``
+                extra) for the label embeddings.
+            check: how an existing file is checked before it is read (see
+                :mod:`locimem.store.open_check`): ``"quick"`` (SQLite's ``quick_check`` on
+                files up to 64 MiB, the header and schema on larger ones), ``"header"``
+                (header and schema only) or ``"off"``.
+
+        Raises:
+            StoreLocked: another process has the store open for writing.
+            NotAStore: the file is not a locimem store.
+            SchemaVersionError: the store is from a newer locimem.
+            CorruptStore: the file is damaged (the check found it, or the scope's state
+                could not be read); ``locimem validate`` says where.
+        """
+        scope = check_scope(scope)
+        if config is None:
+            config = TrackerConfig()
+        elif not isinstance(config, TrackerConfig):
+            raise InvalidInput(f"config must be a TrackerConfig, got {type(config).__name__}")
+        text_encoder = _check_encoder(encoder)
+        make_index = _check_vector_index(vector_index)
+        store = SQLiteStore(path, read_only=read_only, durable=durable, check=check)
+        try:
+            return cls(store, scope, config, clock, text_encoder, make_index)
+        except LocimemError:
+            store.close()
+            raise
+        except _UNREADABLE as exc:  # the file passed the open check; a record did not
+            store.close()
+            raise corrupt(str(path), f"the state of scope {scope!r} cannot be read "
+                                     f"({type(exc).__name__}: {exc})") from exc
+        except BaseException:
+            store.close()
+            raise
+
+    def observe(self, t: float, detections: Iterable[Detection] = (),
+                camera: Camera | None = None, *, source: str = "tracker") -> ScanResult:
+        """Ingest one scan: what perception saw at time ``t`` (seconds).
+
+        Scans must come in time order (equal times are allowed). A scan with no detections
+        still advances time, which is how belief in unseen objects decays. The whole scan is
+        validated first and committed atomically: a rejected scan writes nothing.
+
+        ``source`` names the sensor or pipeline that produced the scan ("head-cam/yolo"): it
+        is the scan's actor in the audit, and the ``source`` of every object it creates.
+
+        Returns:
+            ScanResult with the object id given to each detection (None where the detection
+            was rejected — see ``rejected`` for the reason) and the events the scan produced.
+        """
+        self._writable("observe")
+        t = check_time(t)
+        source = check_text(source, "source")
+        dets = self._check_scan(t, detections, camera)
+        with self._all_or_nothing():  # decide refreshes the state's loss queue
+            decision = decide(self._state, self._config, t, dets, camera,
+                              recorded_at=float(self._clock()), actor=source)
+            records = self._commit(decision.records, camera)
+        self._note_embedding_width(dets)
+        events = tuple(r for r in records if isinstance(r, Event))
+        for warning in decision.warnings:
+            logger.warning("scan at t=%s: %s", t, warning)
+        return ScanResult(commit=decision.records[0].id, t=t,  # type: ignore[union-attr]
+                          assignments=decision.assignments, events=events,
+                          rejected=decision.rejected, warnings=decision.warnings)
+
+    def _check_scan(self, t: float, detections: Iterable[Detection],
+                    camera: Camera | None) -> list[Detection]:
+        now = self._state.now
+        if now is not None and t < now:
+            raise InvalidInput(
+                f"t={t} is before the latest scan (t={now}); scans must not go back in time"
+            )
+        if camera is not None and not isinstance(camera, Camera):
+            raise InvalidInput(f"camera must be a Camera or None, got {type(camera).__name__}")
+        if isinstance(detections, (str, bytes, Detection)) or not hasattr(detections, "__iter__"):
+            raise InvalidInput(
+                f"detections must be a list of Detection, got {type(detections).__name__}"
+            )
+        dets = list(detections)
+        dim = self._embedding_width(dets)
+        for i, det in enumerate(dets):
+            if not isinstance(det, Detection):
+                raise InvalidInput(
+                    f"detections[{i}] must be a Detection, got {type(det).__name__}"
+                )
+            if det.feature is not None:
+                width = int(det.feature.shape[0])
+                if dim is None:
+                    dim = width
+                elif width != dim:
+                    raise InvalidInput(
+                        f"detections[{i}].feature has width {width}, but this memory's "
+                        f"embeddings have width {dim}"
+                    )
+        return dets
+
+    _logged_width: int | None = None  # width of a rejected detection's logged embedding
+    _logged_width_known = False
+
+    def _embedding_width(self, dets: Sequence[Detection]) -> int | None:
+        """The width every embedding of this scope must have: fixed by the first one recorded
+        — accepted (the state knows it) or rejected (its embedding is logged too, and a scope's
+        logged embeddings are one matrix when exported). Looked up in the log at most once per
+        memory, and only while no accepted embedding has fixed it."""
+        dim = self._state.feature_dim
+        if dim is not None or all(d.feature is None for d in dets
+                                  if isinstance(d, Detection)):
+            return dim
+        if not self._logged_width_known:
+            self._logged_width = self.store.logged_feature_dim(self._scope)
+            self._logged_width_known = True
+        return self._logged_width
+
+    def _note_embedding_width(self, dets: Sequence[Detection]) -> None:
+        """After a scan landed: the first logged embedding fixes the width (see above)."""
+        if self._logged_width is None and self._logged_width_known:
+            width = next((d.feature.shape[0] for d in dets if d.feature is not None), None)
+            self._logged_width = None if width is None else int(width)
+
+
+    # -- agents: conveniences over locimem.agent (which also takes an as-of view) ----------
+    def tools(self, allow_writes: bool = False) -> ToolRegistry:
+        """A :class:`~locimem.agent.tools.ToolRegistry` for a function-calling language model:
+        ``.schemas(style="openai" | "anthropic")`` and ``.call(name, arguments)``. Write tools
+        (correct a label, forget) only with ``allow_writes=True``, which a read-only memory
+        refuses with :class:`ReadOnly` (as does an as-of view: ``ToolRegistry(mem.as_of(t))``
+        serves the past read-only)."""
+        return ToolRegistry(self, allow_writes=allow_writes)
+
+    def scene_prompt(self, budget_tokens: int | None = None, focus: Any = None,
+                     format: str = "text") -> str:
+        """The scene as a compact, sanitised tree for a language model, within
+        ``budget_tokens``, optionally focused on some object ids; ``format`` is ``"text"`` (a
+        fenced untrusted-data block) or ``"json"`` (see :mod:`locimem.agent.prompt`)."""
+        return agent_scene_prompt(self, budget_tokens=budget_tokens, focus=focus, format=format)
+
+    def answer(self, question: str, verbalizer: Verbalizer | None = None) -> Answer:
+        """Answer ``question`` in words (an :class:`~locimem.agent.answer.Answer`): routed by
+        :meth:`query`, worded by ``verbalizer`` (default: the deterministic offline one) from
+        a budgeted, focused, sanitised prompt; cites object ids, hedged by trust state."""
+        return agent_answer(self, question, verbalizer)
+
+
+def _check_encoder(encoder: Any) -> Encoder | None:
+    if encoder is None:
+        return None
+    if encoder == "minilm":
+        from locimem.query.encoder import MiniLMEncoder
+
+        return MiniLMEncoder()
+    if isinstance(encoder, str) or not hasattr(encoder, "encode") or not hasattr(encoder, "dim"):
+        raise InvalidInput("encoder must be an Encoder (with dim and encode()), 'minilm' or None")
+    return encoder
+
+
+def _check_vector_index(name: Any) -> Callable[[int], VectorIndex]:
+    if name == "exact":
+        return ExactIndex
+    if name == "usearch":
+        from locimem.index.vectors import UsearchIndex
+
+        return UsearchIndex
+    raise InvalidInput(f"vector_index must be 'exact' or 'usearch', got {name!r}")

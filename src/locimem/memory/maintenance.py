@@ -1,0 +1,70 @@
+"""Maintenance: thinning the observation log (compaction) behind a checkpoint.
+"""
+
+from __future__ import annotations
+
+from locimem.check import (
+    check_positive,
+    check_text,
+)
+from locimem.memory.base import MemoryBase
+from locimem.model import (
+    CompactionReport,
+    EventKind,
+)
+from locimem.tracker.apply import apply
+from locimem.tracker.retention import CHANGE_KINDS, select_kept
+
+
+class Maintenance(MemoryBase):
+    """The maintenance verbs of :class:`~locimem.memory.facade.ObjectMemory`."""
+
+    def compact(self, *, older_than_s: float = 600.0, trail_s: float = 10.0,
+                dry_run: bool = False, actor: str = "maintenance",
+                reason: str | None = None) -> CompactionReport:
+        """Bound the observation log: thin observations older than ``older_than_s`` (before
+        the latest scan) to, per object, the first and last sighting, every sighting where its
+        place or label changed, and one sighting per ``trail_s`` seconds. Events, tombstones and
+        the audit trail are kept whole.
+
+        A checkpoint of the exact state at the horizon is stored in the same transaction, so
+        replay (``rebuild_from_log``, reopening, ``as_of`` at or after the horizon) stays
+        exact; ``as_of`` a time inside a thinned stretch is exact for events and labels and
+        accurate to the trail for positions and counts. ``dry_run`` reports without writing.
+        """
+        if not dry_run:
+            self._writable("compact")
+        older = check_positive(older_than_s, "older_than_s", allow_zero=True)
+        trail = check_positive(trail_s, "trail_s")
+        actor = check_text(actor, "actor")
+        reason = None if reason is None else check_text(reason, "reason", max_chars=1000)
+        store, scope = self.store, self._scope
+        now = self._state.now
+        horizon = None if now is None else store.last_commit_at(scope, t=now - older)
+        previous = store.latest_checkpoint(scope)
+        after = 0 if previous is None else previous[0]
+        if horizon is None or horizon <= after:
+            return CompactionReport(horizon, None, 0, 0, dry_run)
+        rows = store.observation_meta(scope, after, horizon)
+        if not rows:  # nothing new to thin: write nothing (not even a checkpoint)
+            return CompactionReport(horizon, None, 0, 0, dry_run)
+        changes = store.change_commits(scope, after, horizon, CHANGE_KINDS)
+        kept = select_kept(rows, changes, trail)
+        dropped = [row.seq for row in rows if row.seq not in kept]
+        state_at = self._load_state(from_log=True, until_commit=horizon)
+        report = CompactionReport(horizon, state_at.now, len(rows), len(dropped), dry_run)
+        if dry_run:
+            return report
+        out = self._writer("maintenance", actor, reason)
+        out.event(EventKind.COMPACTED, 0, "", {
+            "horizon_commit": horizon, "horizon_t": state_at.now, "examined": len(rows),
+            "removed": len(dropped), "trail_s": trail,
+        })
+        with self._all_or_nothing():
+            store.compact(scope, checkpoint_commit=horizon, checkpoint_t=state_at.now or 0.0,
+                          state=state_at.snapshot(), delete_seqs=dropped, records=out.records)
+            for record in out.records:
+                apply(self._state, record, self._config.lost_after_s)
+        return report
+
+

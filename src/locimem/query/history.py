@@ -1,0 +1,188 @@
+"""Time and the record: what changed, where things were, the memory as of a time, and
+the audit trail.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from locimem.check import (
+    check_int,
+    check_label,
+    check_object_id,
+    check_time,
+)
+from locimem.errors import InvalidInput, NotFound
+from locimem.model import (
+    AuditEntry,
+    Event,
+    EventKind,
+    Observation,
+    RecallResult,
+    RejectionKey,
+    Tombstone,
+)
+from locimem.query.temporal import ObjectChanges, group_changes
+
+if TYPE_CHECKING:
+    from locimem.query.reader import MemoryReader
+from locimem.query.base import (
+    COMMIT_KINDS,
+    ReaderBase,
+    check_kinds,
+    recall_object,
+)
+
+
+class HistoryQueries(ReaderBase):
+    """Questions about the past and the record."""
+
+    def changes_since(self, t: float) -> list[ObjectChanges]:
+        """What changed since valid time ``t``, grouped by object: appeared, moved, relabelled,
+        lost, reacquired, corrected (and relation changes), in order of first change."""
+        since = check_time(t, "t")
+        return group_changes(self.events(since=since))
+
+    def where_was(self, label_or_id: str | int, t: float) -> RecallResult:
+        """Where something was at valid time ``t``: an object id, or a name as in
+        :meth:`recall`, answered from the memory as it was then."""
+        view_then = self._reader_at(check_time(t, "t"))
+        if isinstance(label_or_id, str):
+            return view_then.recall(label_or_id)
+        oid = check_object_id(label_or_id, "label_or_id")
+        try:
+            obj = view_then._object(oid)
+        except NotFound:
+            return RecallResult(query=str(oid), found=False,
+                                text=f"I knew of no object #{oid} at t={t}.")
+        return recall_object(obj, view_then)
+
+    def _reader_at(self, t: float) -> MemoryReader:
+        return self.as_of(t)
+
+    def as_of(self, t: float | None = None, *, recorded: float | None = None) -> MemoryReader:
+        """The memory as it was: a read-only view of the state at valid (world) time ``t`` —
+        after every commit with time <= t — or, with ``recorded``, of what the store held at
+        record (wall-clock) time ``recorded``. Every read method works on the view; it reads the
+        record only up to that point. Objects forgotten since stay hidden.
+
+        >>> from locimem import Detection, ObjectMemory
+        >>> with ObjectMemory.open() as mem:
+        ...     _ = mem.observe(0.0, [Detection("cup", 0.9, (0.4, 0.1, 0.9), (0.1, 0.1, 0.1))])
+        ...     _ = mem.observe(5.0, [Detection("cup", 0.9, (1.0, 0.5, 0.9), (0.1, 0.1, 0.1))])
+        ...     [round(x, 1) for x in mem.as_of(1.0).get(1).center]
+        [0.4, 0.1, 0.9]
+        """
+        if (t is None) == (recorded is None):
+            raise InvalidInput("as_of() needs exactly one of t (valid time) or recorded=")
+        if t is not None:
+            until = self.store.last_commit_at(self._scope, t=check_time(t, "t"))
+        else:
+            until = self.store.last_commit_at(self._scope,
+                                              recorded=check_time(recorded, "recorded"))
+        until = until or 0
+        if self._until_commit is not None:
+            until = min(until, self._until_commit)
+        state = self._load_state(from_log=True, until_commit=until)
+        from locimem.query.reader import MemoryReader  # the whole reader, built on this
+
+        return MemoryReader(self.store, self._scope, self._config, state, until_commit=until,
+                            owner=self._owner or self)
+
+    # -- the record ---------------------------------------------------------------------------
+    def history(self, object_id: int) -> list[Observation | Event]:
+        """The object's evidence, lifecycle events and corrections, in record order."""
+        obj = self._object(object_id)
+        return self.store.history(self._scope, obj.id, until_commit=self._until_commit,
+                                  merged_from=obj.merged_from)
+
+    def events(
+        self,
+        kind: EventKind | str | Iterable[EventKind | str] | None = None,
+        label: str | None = None,
+        since: float | None = None,
+        until: float | None = None,
+        object_id: int | None = None,
+        limit: int | None = None,
+    ) -> list[Event]:
+        """Lifecycle events, oldest first, filtered by kind(s), the object's voted label at
+        the time, valid-time window [since, until], object and count. Events of forgotten
+        objects are left out (``audit`` shows that they were forgotten)."""
+        return self.store.events(
+            self._scope,
+            kind=check_kinds(kind),
+            label=None if label is None else check_label(label, "label"),
+            since=None if since is None else check_time(since, "since"),
+            until=None if until is None else check_time(until, "until"),
+            object_id=None if object_id is None else check_object_id(object_id, "object_id"),
+            limit=None if limit is None else check_int(limit, "limit", lo=1),
+            until_commit=self._until_commit,
+            exclude_forgotten=True,
+        )
+
+    def rejected(self, reason: str | None = None, key: str | None = None,
+                 limit: int | None = None) -> list[Observation]:
+        """Detections the tracker rejected (each with its reason and key), oldest first."""
+        for name, value in (("reason", reason), ("key", key)):
+            if value is not None and not isinstance(value, str):
+                raise InvalidInput(f"{name} must be a string, got {type(value).__name__}")
+        return self.store.observations(
+            self._scope, rejected=True, reason=reason, key=key,
+            limit=None if limit is None else check_int(limit, "limit", lo=1),
+            until_commit=self._until_commit,
+        )
+
+    def rejections(self) -> list[RejectionKey]:
+        """Rejected evidence grouped by key (label and 0.2 m cell), most repeated first."""
+        self.store  # noqa: B018
+        out = [RejectionKey(k, r.reason, r.count, r.first_seq, r.last_seq, r.last_t)
+               for k, r in self._state.rejections.items()]
+        return sorted(out, key=lambda r: (-r.count, r.key))
+
+    def tombstones(self) -> list[Tombstone]:
+        """What was forgotten, and how often it has been kept out since."""
+        self.store  # noqa: B018
+        return [
+            Tombstone(object_id=oid, label=tomb.obj.label, labels=tuple(sorted(tomb.labels())),
+                      center=tomb.obj.center, size=tomb.obj.size,
+                      forgotten_at=tomb.forgotten_at, reason=tomb.reason, actor=tomb.actor,
+                      suppressed=tomb.suppressed, last_suppressed=tomb.last_suppressed)
+            for oid, tomb in sorted(self._state.tombstones.items())
+        ]
+
+    def audit(self, since: float | None = None, until: float | None = None,
+              actor: str | None = None, object_id: int | None = None,
+              kind: str | Iterable[str] | None = None,
+              recorded_since: float | None = None, recorded_until: float | None = None,
+              limit: int | None = None) -> list[AuditEntry]:
+        """Every mutation — scans that changed something, corrections, forgetting,
+        maintenance — with actor, reason, valid time and record time, oldest first.
+
+        ``since``/``until`` bound valid (world) time; ``recorded_since``/``recorded_until``
+        bound record time. ``kind`` is the commit kind: scan, correction, forget, maintenance.
+        """
+        kinds = None
+        if kind is not None:
+            kinds = [kind] if isinstance(kind, str) else list(kind)
+            bad = [k for k in kinds if k not in COMMIT_KINDS]
+            if bad:
+                raise InvalidInput(f"kind must be one of {', '.join(COMMIT_KINDS)}; got {bad[0]!r}")
+        if actor is not None and not isinstance(actor, str):
+            raise InvalidInput(f"actor must be a string, got {type(actor).__name__}")
+        return self.store.audit(
+            self._scope,
+            since=None if since is None else check_time(since, "since"),
+            until=None if until is None else check_time(until, "until"),
+            actor=actor,
+            object_id=None if object_id is None else check_object_id(object_id, "object_id"),
+            kinds=kinds,
+            recorded_since=None if recorded_since is None else check_time(recorded_since,
+                                                                           "recorded_since"),
+            recorded_until=None if recorded_until is None else check_time(recorded_until,
+                                                                           "recorded_until"),
+            limit=None if limit is None else check_int(limit, "limit", lo=1),
+            until_commit=self._until_commit,
+        )
+
+

@@ -265,7 +265,7 @@ def test_objects_sharing_a_label_share_one_indexed_vector() -> None:
     labels = ("cup", "cups holder", "mug", "plate") * 5  # 20 objects, 4 labels
     with ObjectMemory.open(":memory:", scope="v", encoder=HashingEncoder(64)) as mem:
         _fill(mem, labels)
-        index = mem._semantic()
+        index = mem.semantic_index()
         assert len(index) == 20 and len(index._vectors) == 4
         cups = index.by_embedding(index.encoder.encode(["cup"])[0], 7)
         assert [i for _, i in cups] == [1, 5, 9, 13, 17, 2, 6]  # the cups by id, then the next

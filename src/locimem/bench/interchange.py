@@ -74,7 +74,7 @@ def build_store(path: Path, n_objects: int, n_observations: int, *, feature_dim:
             for i, oid in zip(block, result.assignments, strict=True):
                 ids[i] = oid if oid is not None else 0
         seeded = mem.store.count("observations", SCOPE)
-        state = mem._state
+        state = mem.state
         remaining = max(0, n_observations - seeded)
         scans = -(-remaining // PER_SCAN)
         cursor = 0

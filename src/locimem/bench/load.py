@@ -60,7 +60,7 @@ def _percentile(values: list[float], q: float) -> float:
 
 def torn(mem: ObjectMemory) -> str | None:
     """Why this loaded state is not one the load writer committed (None if it is)."""
-    state = mem._state
+    state = mem.state
     scans = state.next_commit - 1  # the writer's scope is the only one in the file
     if state.now is None:
         return None if not state.objects else "objects before the first commit"
@@ -108,7 +108,7 @@ def reader(path: str, seconds: float, out: str, rebuild: bool = False) -> None:
                 why = torn(mem)
                 if why is None and rebuild and mem.now is not None:
                     replay = mem._load_state(from_log=True,
-                                             until_commit=mem._state.next_commit - 1)
+                                             until_commit=mem.state.next_commit - 1)
                     if replay.snapshot() != mem.snapshot():
                         why = "the loaded state differs from a replay to the same commit"
                 if why is not None:

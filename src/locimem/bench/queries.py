@@ -110,7 +110,7 @@ def bench_queries(n: int, runs: int = 200, with_vectors: bool = True) -> dict[st
                 "on the table": _median_ms(
                     lambda i: mem.related(tables[i % len(tables)].id, "on"), runs),
             }
-            state = mem._state
+            state = mem.state
             movers = rng.choices([o.id for o in objects if o.label in ITEMS], k=runs)
 
             def relation_update(i: int) -> None:  # one object settling somewhere new
@@ -139,7 +139,7 @@ def _bench_vectors(path: Path, config: TrackerConfig, words: Sequence[str],
         try:
             mem = ObjectMemory.open(path, config=config, read_only=True,
                                     encoder=encoder, vector_index=name)  # type: ignore[arg-type]
-            index = mem._semantic()  # build the index before timing
+            index = mem.semantic_index()  # build the index before timing
         except Exception:  # the vectors extra is not installed
             continue
         try:

@@ -68,7 +68,7 @@ def resolve_time(value: float, kind: str | None, now: float | None) -> float:
 def _anchor(reader: MemoryReader, label: str, room: str | None) -> TrackedObject | None:
     """The object a question is anchored on: the closest label first ("coffee table" before
     "table"), then furniture, then confirmed, then the most evidence, then the lowest id."""
-    scores = reader._semantic().ids_for(label)
+    scores = reader.semantic_index().ids_for(label)
     found = [reader.get(oid) for oid in sorted(scores)]
     found = [o for o in found if o.status is not ObjectStatus.LOST]
     if room is not None:
@@ -83,7 +83,7 @@ def _anchor(reader: MemoryReader, label: str, room: str | None) -> TrackedObject
 def answer_query(reader: MemoryReader, text: str, here: Any = None) -> QueryResult:
     """Parse ``text`` and answer it from ``reader`` (``here``: the asker's position, for
     "near me" questions)."""
-    labels = reader._semantic().labels()
+    labels = reader.semantic_index().labels()
     rooms = [r.name for r in reader.rooms()]
     intent = parse(text, vocabulary=Vocabulary(labels, rooms))
     kind = intent.kind
@@ -192,7 +192,7 @@ def _touches_room(reader: Any, change: Any, room: str) -> bool:
             return True
     except NotFound:  # gone since (merged away, forgotten): judge by its events
         pass
-    rooms = reader._state.scene.rooms
+    rooms = reader.state.scene.rooms
     for ev in change.events:
         for key in ("from", "to", "center"):
             point = ev.data.get(key)

@@ -114,6 +114,24 @@ class ReaderBase:
             return self._owner._hidden()
         return self._state.tombstones
 
+    def hidden_ids(self) -> set[int]:
+        """The ids every read hides: objects forgotten *now* (an as-of view hides what the
+        live memory has forgotten since, too)."""
+        return set(self._hidden())
+
+    @property
+    def state(self) -> MemoryState:
+        """The state this reader reads — the tracker's plain data, for tools that need more
+        than the questions (exports, visualisations, benchmarks). Read it, never change it:
+        only the commit path changes a state."""
+        self.store  # noqa: B018 - raises if closed
+        return self._state
+
+    @property
+    def until_commit(self) -> int | None:
+        """The last commit an as-of view reads (None: the live memory, every commit)."""
+        return self._until_commit
+
     def _view(self, obj: ObjectState) -> TrackedObject:
         return view(obj, self._state.now or 0.0, self._config)
 

@@ -136,7 +136,9 @@ class ObjectQueries(ReaderBase):
         return found[0] if found else None
 
     # -- search ---------------------------------------------------------------------------------
-    def _semantic(self) -> SemanticIndex:
+    def semantic_index(self) -> SemanticIndex:
+        """The index ``find`` searches (labels by words, synonyms and meaning), built on
+        first use and kept current by the memory's commits."""
         if self._semantic_index is None:
             index = SemanticIndex(self._encoder, self._vector_index)
             index.set_many((o.id, o.label) for o in self._visible())
@@ -164,7 +166,7 @@ class ObjectQueries(ReaderBase):
             obj = objects[oid]
             return (rank_of[status_of(obj, now, config)], -obj.last_seen, oid)
 
-        hits = self._semantic().search(text, k, lambda oid: oid in objects and
+        hits = self.semantic_index().search(text, k, lambda oid: oid in objects and
                                        accept(objects[oid]), rank)
         return [FindResult(self._view(objects[m.object_id]), m.score, m.how) for m in hits]
 

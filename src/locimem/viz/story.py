@@ -75,8 +75,8 @@ def iter_story(memory: MemoryReader) -> Iterator[StoryFrame]:
         raise InvalidInput(f"memory must be an ObjectMemory (a MemoryReader), got "
                            f"{type(memory).__name__}")
     store, scope, config = memory.store, memory.scope, memory.config
-    until = memory._until_commit  # an as-of view reads the record only up to here
-    hidden = set(memory._hidden())  # forgotten now: hidden from every read, past ones too
+    until = memory.until_commit  # an as-of view reads the record only up to here
+    hidden = memory.hidden_ids()  # forgotten now: hidden from every read, past ones too
     checkpoints = _checkpoint_ids(memory, until)
     lost_after = config.lost_after_s
     state = MemoryState(grid_cell_m=config.drift_radius_m, relations=config.relations)

@@ -11,7 +11,7 @@ import pytest
 from locimem import EventKind, ObjectMemory
 from locimem.errors import NotFound
 from locimem.model import Event, Observation
-from locimem.store.schema import SCHEMA_VERSION
+from locimem.store.sqlite.schema import SCHEMA_VERSION
 from tests.helpers import det
 
 

@@ -52,8 +52,8 @@ from locimem.query.reader import MemoryReader
 from locimem.scene.relations import RelationChange
 from locimem.scene.rooms import Room, RoomMap
 from locimem.store.base import RowChanges, Store
-from locimem.store.open_check import corrupt
 from locimem.store.sqlite import MEMORY, SQLiteStore
+from locimem.store.sqlite.open_check import corrupt
 from locimem.tracker.apply import TOMB_KEY, apply
 from locimem.tracker.decide import RecordWriter, decide
 from locimem.tracker.deltas import OPEN as OPEN_DELTA
@@ -65,6 +65,7 @@ from locimem.tracker.governance import (
     decide_move,
     decide_relabel,
 )
+from locimem.tracker.load import replay_stale_cache
 from locimem.tracker.retention import CHANGE_KINDS, select_kept
 from locimem.tracker.state import MemoryState
 
@@ -148,6 +149,8 @@ class ObjectMemory(MemoryReader):
         make_index = _check_vector_index(vector_index)
         store = SQLiteStore(path, read_only=read_only, durable=durable, check=check)
         try:
+            if not store.read_only and store.cache_stale():  # a migration left it to replay
+                replay_stale_cache(store)
             return cls(store, scope, config, clock, text_encoder, make_index)
         except LocimemError:
             store.close()

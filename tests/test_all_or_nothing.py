@@ -226,7 +226,8 @@ def test_a_failure_partway_through_any_verb_changes_nothing(
 
 
 def _write_rows(conn: Any, scope: str, records: Any, delta: Any) -> None:
-    from locimem.store.sqlite import _record_rows, _write
+    from locimem.store.sqlite.codec import record_rows as _record_rows
+    from locimem.store.sqlite.store import _write
 
     _write(conn, scope, _record_rows(scope, records), delta)
 

@@ -36,8 +36,8 @@ from locimem.interchange.export import (
 )
 from locimem.model import Commit, Event, EventKind
 from locimem.store.base import RowChanges
-from locimem.store.schema import SCHEMA_VERSION
 from locimem.store.sqlite import SQLiteStore
+from locimem.store.sqlite.schema import SCHEMA_VERSION
 from locimem.tracker.apply import apply
 from tests.helpers import file_tree
 

@@ -39,8 +39,6 @@ RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}
 EXCEPTIONS = {
     # the MCP server is an entry point like the CLI: it opens a memory for the process
     ("agent.mcp_server", "memory"),
-    # TEMPORARY: the store's post-migration replay moves above the store (in progress)
-    ("store.sqlite", "tracker"),
 }
 
 
@@ -100,14 +98,9 @@ def test_no_private_name_crosses_a_subpackage() -> None:
     wrong = [f"locimem.{module}:{line} imports {name} from locimem.{target}"
              for module, target, name, line in _imports()
              if name.startswith("_") and not name.startswith("__")
-             and _unit(module) != _unit(target)
-             and (module, name) not in _PRIVATE_IN_PROGRESS]
+             and _unit(module) != _unit(target)]
     assert wrong == []
 
-
-# TEMPORARY: these become public store API (in progress)
-_PRIVATE_IN_PROGRESS = {("bench.ingest", "_OBJECT_COLUMNS"), ("bench.ingest", "_UPSERT_OBJECT"),
-                        ("interchange.load", "_dumps"), ("interchange.load", "_encode_fast")}
 
 
 @pytest.mark.parametrize("importer, imported", [

@@ -13,7 +13,7 @@ import pytest
 
 from locimem import ObjectMemory
 from locimem.errors import CorruptStore, InvalidInput, LocimemError
-from locimem.store.open_check import OPEN_CHECKS
+from locimem.store.sqlite.open_check import OPEN_CHECKS
 from tests.helpers import det
 
 

@@ -12,8 +12,8 @@ import pytest
 
 from locimem import EventKind, ObjectMemory
 from locimem.errors import SchemaVersionError
-from locimem.store import schema
-from locimem.store.schema import SCHEMA_VERSION
+from locimem.store.sqlite import schema
+from locimem.store.sqlite.schema import SCHEMA_VERSION
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ALL_MIGRATIONS = [("0001_initial", 1), ("0002_sources_prior_keyframes", 2),
@@ -111,7 +111,7 @@ def test_a_failed_migration_rolls_back_and_keeps_the_backup(tmp_path: Path,
 
     monkeypatch.setattr(schema, "MIGRATIONS", [schema.MIGRATIONS[0], (name, version,
                                                                         half_then_fail)])
-    import locimem.store.sqlite as sqlite_module
+    import locimem.store.sqlite.store as sqlite_module
 
     monkeypatch.setattr(sqlite_module, "MIGRATIONS", schema.MIGRATIONS)
     with pytest.raises(RuntimeError, match="disk on fire"):

@@ -36,7 +36,7 @@ from locimem.interchange.snapshot import (
     restore,
     snapshot,
 )
-from locimem.store.schema import SCHEMA_VERSION
+from locimem.store.sqlite.schema import SCHEMA_VERSION
 from tests.helpers import det, kill_at_random, start_child
 
 SCOPE = "home"

@@ -21,7 +21,7 @@ import numpy as np
 from locimem.memory import ObjectMemory
 from locimem.model import Camera, Detection
 from locimem.progress import progress
-from locimem.store.sqlite import _OBJECT_COLUMNS, _UPSERT_OBJECT
+from locimem.store.sqlite.codec import OBJECT_COLUMNS, UPSERT_OBJECT
 
 SPACING_M = 0.8  # objects sit on a lattice this far apart: distinct, but within drift range
 N_LABELS = 20
@@ -124,7 +124,7 @@ def _floor(source: Path, target: Path, first_commit: int, durable: bool) -> list
         obs = src.execute("SELECT * FROM observations WHERE commit_id = ?", (cid,)).fetchall()
         events = src.execute("SELECT * FROM events WHERE commit_id = ?", (cid,)).fetchall()
         ids = sorted({o[5] for o in obs if o[5] is not None} | {e[5] for e in events})
-        found = (src.execute(f"SELECT {_OBJECT_COLUMNS} FROM objects WHERE id = ?",
+        found = (src.execute(f"SELECT {OBJECT_COLUMNS} FROM objects WHERE id = ?",
                              (i,)).fetchone() for i in ids)
         objects = [o for o in found if o is not None]  # (ended identities have no row)
         per_commit.append((row, obs, events, objects))
@@ -144,7 +144,7 @@ def _floor(source: Path, target: Path, first_commit: int, durable: bool) -> list
             dst.executemany(f"INSERT INTO events VALUES ({', '.join('?' * len(events[0]))})",
                             events)
         if objects:
-            dst.executemany(_UPSERT_OBJECT, objects)
+            dst.executemany(UPSERT_OBJECT, objects)
         dst.execute("COMMIT")
         times.append(time.perf_counter() - t0)
     dst.close()
@@ -158,7 +158,7 @@ class OpenFigures:
     file_mb: float
     open_ms: float
     rebuild_from_log_ms: float
-    # the open check (locimem.store.open_check): open time per check mode (median of 3), and
+    # the open check (locimem.store.sqlite.open_check): open time per check mode (median of 3), and
     # what PRAGMA quick_check alone costs on the file, whatever its size
     open_check_ms: dict[str, float] | None = None
     quick_check_ms: float | None = None

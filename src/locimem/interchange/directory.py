@@ -81,7 +81,7 @@ from locimem.errors import (
     NotFound,
     SchemaVersionError,
 )
-from locimem.store.schema import SCHEMA_VERSION
+from locimem.store.sqlite.schema import SCHEMA_VERSION
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "MAX_IMPORT_ID", "FileEntry", "Manifest", "check_directory",
            "read_memory", "verify_directory"]

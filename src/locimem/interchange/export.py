@@ -67,8 +67,9 @@ from locimem.interchange.directory import read_memory as read_memory
 from locimem.interchange.load import ImportReport, import_memory
 from locimem.interchange.store_file import _read_only, _store_version
 from locimem.memory import ObjectMemory
-from locimem.store.schema import SCHEMA_VERSION
 from locimem.store.sqlite import SQLiteStore
+from locimem.store.sqlite.schema import SCHEMA_VERSION
+from locimem.tracker.load import replay_stale_cache
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "ExportReport", "FileEntry", "ImportReport", "Manifest",
            "check_directory", "export_memory", "import_memory", "verify_directory"]
@@ -224,7 +225,8 @@ def _open_source(source: Path, scratch: Path, stack: contextlib.ExitStack
     with contextlib.closing(_read_only(source)) as src, \
             contextlib.closing(sqlite3.connect(copy)) as dst:
         src.backup(dst)  # one read transaction: a consistent copy
-    SQLiteStore(copy).close()  # migrates it (its backup stays in the temporary directory)
+    with contextlib.closing(SQLiteStore(copy)) as migrated:  # migrates it (its backup stays
+        replay_stale_cache(migrated)  # in the temporary directory), then replays its cache
     store = SQLiteStore(copy, read_only=True)
     stack.callback(store.close)
     return store, version

@@ -24,7 +24,6 @@ import os
 import secrets
 import sqlite3
 import time
-import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,7 +49,10 @@ from locimem.interchange.directory import (
 )
 from locimem.interchange.row_checks import row_problem
 from locimem.interchange.store_file import _read_only, _store_version
-from locimem.store.sqlite import SQLiteStore, _dumps, _encode_fast
+from locimem.store.base import RowsRejected
+from locimem.store.sqlite import SQLiteStore
+from locimem.store.sqlite.codec import encode_checkpoint, encode_json, encode_json_ordered
+from locimem.tracker.load import replay_stale_cache
 
 __all__ = ["ImportReport", "import_memory"]
 
@@ -147,6 +149,7 @@ def _import_memory(directory: str | os.PathLike[str], store_path: str | os.PathL
                                 created_at=False)
         store = SQLiteStore(dest)
         try:
+            replay_stale_cache(store)  # a store this open migrated: its cache first
             _copy_scratch(store, scratch, dest, manifest, target_scope)
             backup = store.backup_path
         finally:
@@ -174,11 +177,10 @@ def _build_scratch(source: Path, manifest: Manifest, path: Path, scope: str,
     validate that store; raise :class:`IntegrityError` when it does not pass."""
     store = SQLiteStore(path)
     try:
-        with store.atomic() as conn:
-            if created_at and manifest.created_at is not None:
-                conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES "
-                             "('created_at', ?)", (repr(manifest.created_at),))
-            counts = _insert_all(conn, source, manifest, scope, progress)
+        meta = {}
+        if created_at and manifest.created_at is not None:
+            meta["created_at"] = repr(manifest.created_at)
+        counts = _insert_all(store, source, manifest, scope, progress, meta)
         store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         store.close()
@@ -280,38 +282,45 @@ def _directory_ids(directory: Path, kinds: Iterable[str]) -> dict[str, set[int]]
     return out
 
 
-def _insert_all(conn: sqlite3.Connection, directory: Path, manifest: Manifest, scope: str,
-                progress: Progress | None) -> dict[str, int]:
-    """Insert every row of the directory under ``scope`` (inside the caller's transaction)."""
+def _insert_all(store: SQLiteStore, directory: Path, manifest: Manifest, scope: str,
+                progress: Progress | None, meta: dict[str, str]) -> dict[str, int]:
+    """Insert every row of the directory under ``scope``, and ``meta``, in one bulk load
+    (each table's rows checked as the store takes them)."""
     ticks = _Ticks(progress, sum(math.ceil(manifest.counts[t.name] / BATCH_ROWS)
                                  for t in TABLES))
     counts: dict[str, int] = {}
-    for table in TABLES:
-        sql = (f"INSERT INTO {table.name} (scope, {', '.join(table.columns)}) "
-               f"VALUES ({', '.join('?' * (len(table.columns) + 1))})")
-        with contextlib.ExitStack() as stack:
-            matrix = None
-            if table.embeddings is not None:
-                matrix = stack.enter_context(_NpyReader(
-                    directory, table.embeddings,
-                    manifest.counts[f"{table.name[:-1]}_embeddings"]))
-            f = stack.enter_context(open(directory.joinpath(*table.file.split("/")), "rb"))
-            types = {row[1]: (str(row[2]).upper(), bool(row[3]))
-                     for row in conn.execute(f"PRAGMA table_info({table.name})")}
-            reader = _RowReader(table, manifest, scope, matrix, ticks, types)
-            try:
-                conn.executemany(sql, reader.rows(f))
-            except sqlite3.Error as exc:
-                raise IntegrityError(
-                    f"{table.file} (line {reader.n}) does not fit the store ({exc}); nothing "
-                    f"was imported — {_AGAIN}") from None
-            if reader.n != manifest.counts[table.name]:
-                raise IntegrityError(f"{table.file} has {reader.n} rows, the manifest says "
-                                     f"{manifest.counts[table.name]}; nothing was imported — "
-                                     f"{_AGAIN}")
-            if matrix is not None:
-                matrix.finish()
-            counts[table.name] = reader.n
+    reading: list[tuple[_Table, _RowReader]] = []  # the table being loaded, and its reader
+
+    def tables() -> Iterator[tuple[str, tuple[str, ...], Iterator[tuple[Any, ...]]]]:
+        for table in TABLES:
+            with contextlib.ExitStack() as stack:
+                matrix = None
+                if table.embeddings is not None:
+                    matrix = stack.enter_context(_NpyReader(
+                        directory, table.embeddings,
+                        manifest.counts[f"{table.name[:-1]}_embeddings"]))
+                f = stack.enter_context(open(directory.joinpath(*table.file.split("/")), "rb"))
+                reader = _RowReader(table, manifest, scope, matrix, ticks,
+                                    store.column_types(table.name))
+                reading[:] = [(table, reader)]
+                yield table.name, ("scope", *table.columns), reader.rows(f)
+                # the store has taken every row of the table
+                if reader.n != manifest.counts[table.name]:
+                    raise IntegrityError(f"{table.file} has {reader.n} rows, the manifest says "
+                                         f"{manifest.counts[table.name]}; nothing was imported "
+                                         f"— {_AGAIN}")
+                if matrix is not None:
+                    matrix.finish()
+                counts[table.name] = reader.n
+
+    try:
+        with contextlib.closing(tables()) as loading:  # its files close even on a failure
+            store.bulk_load(loading, meta=meta)
+    except RowsRejected as exc:
+        table, reader = reading[0]
+        raise IntegrityError(
+            f"{table.file} (line {reader.n}) does not fit the store ({exc.reason}); nothing "
+            f"was imported — {_AGAIN}") from None
     ticks.close()
     counts["observation_embeddings"] = manifest.counts["observation_embeddings"]
     counts["object_embeddings"] = manifest.counts["object_embeddings"]
@@ -394,15 +403,15 @@ class _RowReader:
 
     def _decode(self, codec: str, value: Any) -> Any:
         if codec == "j":
-            return _dumps(value)
+            return encode_json(value)
         if codec == "pairs":
             if not isinstance(value, list) or not all(
                     isinstance(p, list) and len(p) == 2 and isinstance(p[0], str)
                     for p in value):
                 raise ValueError("it should be a list of [label, mass] pairs")
-            return _encode_fast(dict(value))
+            return encode_json_ordered(dict(value))
         if codec == "z":
-            return zlib.compress(_dumps(value).encode(), 6)
+            return encode_checkpoint(value)
         if isinstance(value, bool) or not isinstance(value, int):
             raise ValueError(f"an embedding is a row index, got {value!r}")
         return self.matrix.take(value)  # type: ignore[union-attr]

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from locimem.model import EventKind
 from locimem.query.reader import COMMIT_KINDS
-from locimem.store.schema import FORMAT, MIGRATIONS, SCHEMA_VERSION
+from locimem.store.sqlite.schema import FORMAT, MIGRATIONS, SCHEMA_VERSION
 from locimem.tracker.apply import TOMB_KEY
 from locimem.tracker.state import MemoryState
 

@@ -63,15 +63,10 @@ from locimem.errors import (
     NotAStore,
     NotFound,
     SchemaVersionError,
-    StoreLocked,
 )
-from locimem.store.schema import SCHEMA_VERSION, store_version
-from locimem.store.sqlite import writer_lock_path
-
-try:  # POSIX advisory locks, as in locimem.store.sqlite
-    import fcntl
-except ImportError:  # pragma: no cover - Windows
-    fcntl = None  # type: ignore[assignment]
+from locimem.store.sqlite.backup import vacuum_store_file
+from locimem.store.sqlite.files import fsync_directory, stamp_pid, writer_lock, writer_lock_path
+from locimem.store.sqlite.schema import SCHEMA_VERSION, store_version
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "SUFFIX", "SnapshotInfo", "read_info", "restore",
            "snapshot"]
@@ -91,7 +86,6 @@ MAX_RESTORE_BYTES = 64 << 30
 """The largest store :func:`restore` writes unless told otherwise (``max_bytes=``): 64 GiB."""
 FREE_DISK_RESERVE_BYTES = 64 << 20
 """What a restore leaves free on the destination's disk (besides the store itself)."""
-_DAMAGED_STORE = "`PRAGMA integrity_check` on it says where; restore an earlier snapshot"
 
 Progress = Callable[..., Iterable[bytes]]
 """Called as ``progress(chunks, total=n)`` and iterated in their place: pass
@@ -150,7 +144,7 @@ def snapshot(store: str | os.PathLike[str], out: str | os.PathLike[str] | None =
     copy = part = None
     try:
         copy = _new_temp(target.parent, target.name)
-        _copy_store(source, copy)
+        vacuum_store_file(source, copy)
         with _open_database(copy) as conn:
             schema_version = _store_version(conn, f"the copy of {str(source)!r}", NotAStore)
         part = _new_temp(target.parent, target.name)
@@ -170,7 +164,7 @@ def snapshot(store: str | os.PathLike[str], out: str | os.PathLike[str] | None =
                                "nothing was written over it — choose another path")
         os.replace(part, target)
         part = None
-        _fsync_directory(target.parent)
+        fsync_directory(target.parent)
     finally:
         for leftover in (copy, part):
             if leftover is not None:
@@ -213,22 +207,6 @@ def _target(source: Path, out: str | os.PathLike[str] | None, created_at: float)
         raise InvalidInput(f"{str(target)!r} exists; a snapshot never overwrites a file — "
                            "choose another path, or move that one away")
     return target
-
-
-def _copy_store(source: Path, copy: Path) -> None:
-    """``VACUUM INTO`` ``copy`` (an empty file) from a read-only connection: one read
-    transaction, so the copy is the store at one commit even while a writer appends."""
-    conn = sqlite3.connect(source.resolve().as_uri() + "?mode=ro", uri=True,
-                           isolation_level=None)
-    try:
-        conn.execute("PRAGMA busy_timeout=5000")
-        conn.execute("VACUUM INTO ?", (str(copy),))
-    except sqlite3.DatabaseError as exc:
-        if exc.sqlite_errorname not in ("SQLITE_CORRUPT", "SQLITE_NOTADB"):
-            raise  # not the store's fault (a full disk, an I/O error): as SQLite said it
-        raise NotAStore(f"{str(source)!r} is damaged ({exc}); {_DAMAGED_STORE}") from None
-    finally:
-        conn.close()
 
 
 def _deflate(copy: Path, out: IO[bytes], compression: str, progress: Progress | None
@@ -412,7 +390,7 @@ def restore(archive: str | os.PathLike[str], store: str | os.PathLike[str], *,
         if lock is None:
             lock = stack.enter_context(_writer_lock(dest))
         _check_destination(dest, force)  # again, now that no writer can come in between
-        _stamp(lock)
+        stamp_pid(lock)
         if os.path.exists(dest):
             os.chmod(temp, os.stat(dest).st_mode & 0o7777)
         _replace_store(temp, dest)
@@ -567,43 +545,15 @@ def _replace_store(temp: Path, dest: Path) -> None:
     for _, aside in parked:
         aside.unlink(missing_ok=True)
     Path(f"{dest}-shm").unlink(missing_ok=True)
-    _fsync_directory(dest.parent)
+    fsync_directory(dest.parent)
 
 
-@contextlib.contextmanager
-def _writer_lock(dest: Path) -> Iterator[IO[str] | None]:
-    """Hold the store's single-writer lock (``STORE-writer`` beside the file the path resolves
-    to, symlinks followed), as SQLiteStore takes it."""
-    if fcntl is None:  # pragma: no cover - Windows: the rule is not enforced
-        yield None
-        return
-    handle = open(writer_lock_path(dest), "a+")  # noqa: SIM115 - held until the context ends
-    try:
-        try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            handle.seek(0)
-            holder = handle.read().strip() or "unknown"
-            raise StoreLocked(
-                f"{str(dest)!r} is open for writing (pid {holder}); close that memory before "
-                "restoring over it") from None
-        try:
-            yield handle
-        finally:
-            with contextlib.suppress(OSError):
-                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-    finally:
-        handle.close()
-
-
-def _stamp(lock: IO[str] | None) -> None:
-    """Write our pid into the lock file, as a writer does (only once we are committed to
-    writing: a refused restore leaves the file as it was)."""
-    if lock is not None:
-        lock.seek(0)
-        lock.truncate()
-        lock.write(str(os.getpid()))
-        lock.flush()
+def _writer_lock(dest: Path) -> contextlib.AbstractContextManager[IO[str] | None]:
+    """Hold the store's single-writer lock (as SQLiteStore takes it) for the block; the pid is
+    stamped only once the restore is committed to writing (:func:`stamp_pid`)."""
+    return writer_lock(dest, lambda holder: (
+        f"{str(dest)!r} is open for writing (pid {holder}); close that memory before "
+        "restoring over it"))
 
 
 # -- shared ----------------------------------------------------------------------------------
@@ -634,14 +584,3 @@ def _new_temp(directory: Path, name: str) -> Path:
         except FileExistsError:  # pragma: no cover - 2**32 names
             continue
         return path
-
-
-def _fsync_directory(directory: Path) -> None:
-    """Make a rename in ``directory`` durable (POSIX; elsewhere a no-op)."""
-    if os.name != "posix":  # pragma: no cover
-        return
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

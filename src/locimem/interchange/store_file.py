@@ -7,7 +7,7 @@ import sqlite3
 from pathlib import Path
 
 from locimem.errors import NotAStore, SchemaVersionError
-from locimem.store.schema import SCHEMA_VERSION, store_version
+from locimem.store.sqlite.schema import SCHEMA_VERSION, store_version
 
 
 def _read_only(path: Path) -> sqlite3.Connection:

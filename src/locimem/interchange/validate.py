@@ -26,9 +26,9 @@ report its consequences.
 ``sqlite_integrity``
     ``PRAGMA integrity_check`` (``quick_check`` with ``quick=True``) says ok. No ids.
 ``schema_version``
-    ``meta`` names the locimem format, schema version :data:`~locimem.store.schema.
+    ``meta`` names the locimem format, schema version :data:`~locimem.store.sqlite.schema.
     SCHEMA_VERSION` and a numeric ``created_at``; ``migrations`` holds exactly the names and
-    versions of :data:`~locimem.store.schema.MIGRATIONS`, in order. No ids.
+    versions of :data:`~locimem.store.sqlite.schema.MIGRATIONS`, in order. No ids.
 ``schema_tables``
     Every table, column (name, type, not-null, key) and index (its definition) the migrations
     create is there. No ids.

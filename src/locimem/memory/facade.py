@@ -44,9 +44,10 @@ from locimem.model import (
     ScanResult,
 )
 from locimem.query.encoder import Encoder
-from locimem.store.open_check import corrupt
 from locimem.store.sqlite import MEMORY, SQLiteStore
+from locimem.store.sqlite.open_check import corrupt
 from locimem.tracker.decide import decide
+from locimem.tracker.load import replay_stale_cache
 
 # what reading a damaged record raises (a JSON column that is not JSON, a missing key, a
 # column of the wrong type, a page SQLite cannot read): at open, a CorruptStore
@@ -102,7 +103,7 @@ class ObjectMemory(Corrections, PriorMapWrites, RoomWrites, Maintenance):
             vector_index: ``"exact"`` (numpy) or ``"usearch"`` (approximate; the ``vectors``
                 extra) for the label embeddings.
             check: how an existing file is checked before it is read (see
-                :mod:`locimem.store.open_check`): ``"quick"`` (SQLite's ``quick_check`` on
+                :mod:`locimem.store.sqlite.open_check`): ``"quick"`` (SQLite's ``quick_check`` on
                 files up to 64 MiB, the header and schema on larger ones), ``"header"``
                 (header and schema only) or ``"off"``.
 
@@ -122,6 +123,8 @@ class ObjectMemory(Corrections, PriorMapWrites, RoomWrites, Maintenance):
         make_index = _check_vector_index(vector_index)
         store = SQLiteStore(path, read_only=read_only, durable=durable, check=check)
         try:
+            if not store.read_only and store.cache_stale():  # a migration left it to replay
+                replay_stale_cache(store)
             return cls(store, scope, config, clock, text_encoder, make_index)
         except LocimemError:
             store.close()

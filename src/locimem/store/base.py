@@ -1,26 +1,48 @@
-"""The protocol every storage backend implements (SQLite today; PostgreSQL for fleets later).
+"""The contract every storage backend keeps: :class:`Store` (SQLite today; PostgreSQL next).
 
-A backend stores three append-only logs per scope — commits, observations, events — and a
-materialised object table kept in the same transaction. It never interprets records: deciding
-and applying are the tracker's job.
+A backend stores three append-only logs per scope — commits, observations, events — and the
+*materialised state* written in the same transaction as the records that changed it: one row
+per object, tombstones, rejection keys, the room map, the prior map, its deltas and keyframe
+evidence (:class:`RowChanges`), plus compaction's checkpoints. It never interprets records:
+deciding and applying are the tracker's job, and replaying a stale cache is done above it
+(:func:`locimem.tracker.load.replay_stale_cache`).
+
+Everything the memory, its readers, the command line, the benchmarks and the pictures call on
+a store is listed here; a backend that implements it is enough for :class:`ObjectMemory` to
+work. ``tests/store/`` is the suite every backend must pass. Ids (object ids, record ``seq``,
+commit ids) are file-wide — shared by every scope of one store — and records are stored exactly
+as given (embeddings included) and read back equal.
+
+Conventions: ``scope`` names one memory; ``until_commit`` bounds a read to the records of
+commits up to and including that id (an ``as_of`` view); times are valid times in seconds
+unless named ``recorded``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from locimem.errors import IntegrityError
 from locimem.model import (
+    AuditEntry,
     Commit,
     Event,
     ObjectState,
     Observation,
+    ObservationMeta,
     Record,
     RejectionState,
     TombstoneState,
 )
+
+__all__ = ["RowChanges", "RowsRejected", "Store"]
+
+BulkTable = tuple[str, Sequence[str], Iterable[Sequence[Any]]]
+"""One table of a bulk load: its name, the columns given, and the rows (consumed lazily)."""
 
 
 @dataclass
@@ -40,46 +62,164 @@ class RowChanges:
     keyframes: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
 
 
-class Store(Protocol):
-    path: str
-    read_only: bool
+class RowsRejected(IntegrityError):
+    """A bulk load's row does not fit the store's schema (nothing of the load was written)."""
 
-    def append(self, scope: str, records: Sequence[Record], delta: RowChanges) -> None:
-        """Write one commit's records and the state they changed, atomically."""
+    def __init__(self, table: str, reason: str) -> None:
+        super().__init__(f"a row of {table} does not fit the store ({reason})")
+        self.table = table
+        self.reason = reason
+
+
+class Store(Protocol):
+    """A locimem store. Writes raise :class:`~locimem.errors.ReadOnly` when ``read_only``."""
+
+    path: str
+    """Where the store lives (a file path, ``":memory:"``, a URL): for messages and names."""
+    read_only: bool
+    """Opened without the writer lock: every write raises ``ReadOnly``."""
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    def close(self) -> None:
+        """Release the connection and the writer lock. Safe to call twice."""
 
     def snapshot_read(self) -> AbstractContextManager[None]:
-        """One read transaction: the queries inside see one committed state."""
+        """One read transaction: every read inside sees one committed state, however many
+        commits another process lands meanwhile (inside a write, it joins it)."""
 
+    # -- writing ------------------------------------------------------------------------------
+    def append(self, scope: str, records: Sequence[Record], delta: RowChanges) -> None:
+        """Write one commit's records (a :class:`Commit`, then its observations and events)
+        and the materialised rows they changed, atomically: on any failure nothing is
+        written."""
+
+    def compact(self, scope: str, *, checkpoint_commit: int, checkpoint_t: float,
+                state: dict[str, Any], delete_seqs: Sequence[int],
+                records: Sequence[Record]) -> None:
+        """The checkpointed append, atomically: store ``state`` (JSON-able) as the checkpoint
+        after ``checkpoint_commit`` (at valid time ``checkpoint_t``), delete the observations
+        ``delete_seqs`` (all at or before it), and append ``records`` (the maintenance
+        commit)."""
+
+    def bulk_load(self, tables: Iterable[BulkTable], *,
+                  meta: Mapping[str, str] | None = None) -> None:
+        """Insert stored rows as they are (an import: each table's name, columns and rows in
+        this backend's encoding) and the ``meta`` entries, in one transaction. A row the
+        schema refuses raises :class:`RowsRejected`; an exception from the rows' iterator
+        passes through. Nothing is written unless everything is."""
+
+    def column_types(self, table: str) -> dict[str, tuple[str, bool]]:
+        """The columns of a stored table, as a bulk load fills them: name -> (declared type,
+        NOT NULL)."""
+
+    def backup(self, target: str | os.PathLike[str]) -> None:
+        """Write a consistent copy of the whole store (every scope, one committed state) to a
+        new store at ``target``; it opens as a store with the same rows."""
+
+    def cache_stale(self) -> bool:
+        """Whether the materialised objects must be replayed from the log (a migration could
+        not compute them)."""
+
+    def rewrite_cache(self, objects: Mapping[str, Iterable[ObjectState]]) -> None:
+        """Upsert each scope's replayed objects (scope -> objects) and clear
+        :meth:`cache_stale`, in one transaction."""
+
+    # -- ids, scopes, counts --------------------------------------------------------------------
     def counters(self) -> tuple[int, int, int]:
         """(next object id, next seq, next commit id) across every scope of the store."""
 
-    def last_commit_time(self, scope: str) -> float | None: ...
+    def scopes(self) -> list[str]:
+        """Every scope with at least one commit, sorted."""
 
-    def load_objects(self, scope: str) -> list[ObjectState]: ...
+    def count(self, table: str, scope: str) -> int:
+        """Rows of ``table`` (``commits``, ``observations``, ``events`` or ``objects``) in
+        ``scope``; ``ValueError`` for another table."""
 
-    def iter_log(self, scope: str) -> Iterator[Record]:
-        """Every record of ``scope`` in replay order."""
+    # -- the log ------------------------------------------------------------------------------
+    def commits(self, scope: str) -> list[Commit]:
+        """Every commit of ``scope``, by id."""
 
-    def events(self, scope: str, *, kind: Sequence[str] | None = None, label: str | None = None,
-               object_id: int | None = None, since: float | None = None,
-               until: float | None = None, limit: int | None = None,
-               newest_first: bool = False) -> list[Event]: ...
+    def last_commit_time(self, scope: str) -> float | None:
+        """The valid time of the scope's last commit (None: no commit)."""
+
+    def last_commit_at(self, scope: str, *, t: float | None = None,
+                       recorded: float | None = None) -> int | None:
+        """The id of the last commit with valid time <= ``t`` (or, without ``t``, record
+        time <= ``recorded``); None if there is none."""
+
+    def iter_log(self, scope: str, *, after_commit: int = 0,
+                 until_commit: int | None = None) -> Iterator[Record]:
+        """The records of the commits after ``after_commit`` up to ``until_commit`` in replay
+        order: each commit, then its observations and events by ``seq``."""
+
+    def events(self, scope: str, *, kind: Sequence[str] | None = None,
+               label: str | None = None, object_id: int | None = None,
+               since: float | None = None, until: float | None = None,
+               limit: int | None = None, newest_first: bool = False,
+               until_commit: int | None = None, exclude_forgotten: bool = False
+               ) -> list[Event]:
+        """Events matching every filter given (``kind``: any of these kinds; ``since`` /
+        ``until``: valid time, inclusive), by ``seq`` (descending with ``newest_first``),
+        at most ``limit``. ``exclude_forgotten``: none about — or, for ``RELATION``, naming —
+        an object with a tombstone."""
 
     def observations(self, scope: str, *, object_id: int | None = None,
-                     rejected: bool | None = None, limit: int | None = None
-                     ) -> list[Observation]: ...
+                     rejected: bool | None = None, reason: str | None = None,
+                     key: str | None = None, limit: int | None = None,
+                     until_commit: int | None = None) -> list[Observation]:
+        """Observations matching every filter given (``rejected``: only rejected / only
+        accepted; ``reason``: rejected for this reason; ``key``: this rejection key), by
+        ``seq``, at most ``limit``."""
 
     def merged_into(self, scope: str, object_id: int, *, until_commit: int | None = None
                     ) -> int | None:
-        """The id that absorbed ``object_id`` in a MERGED event, if any."""
+        """The id that absorbed ``object_id`` in its latest ``MERGED`` event, if any."""
 
     def history(self, scope: str, object_id: int, *, until_commit: int | None = None,
-                merged_from: Sequence[int] = ()) -> list[Observation | Event]: ...
+                merged_from: Sequence[int] = ()) -> list[Observation | Event]:
+        """The observations and events of ``object_id`` and of the ids in ``merged_from``,
+        by ``seq``."""
 
-    def commits(self, scope: str) -> list[Commit]: ...
+    def audit(self, scope: str, *, since: float | None = None, until: float | None = None,
+              actor: str | None = None, object_id: int | None = None,
+              kinds: Sequence[str] | None = None, recorded_since: float | None = None,
+              recorded_until: float | None = None, limit: int | None = None,
+              until_commit: int | None = None) -> list[AuditEntry]:
+        """Commits that changed something — every commit not a scan, and scans with events —
+        with their events (only those about ``object_id``, when given), oldest first."""
 
-    def count(self, table: str, scope: str) -> int: ...
+    def observation_meta(self, scope: str, after_commit: int, until_commit: int
+                         ) -> list[ObservationMeta]:
+        """Seq, commit, time, object and key of the observations in a commit range, by
+        ``seq`` (what compaction's retention decides on)."""
 
-    def scopes(self) -> list[str]: ...
+    def change_commits(self, scope: str, after_commit: int, until_commit: int,
+                       kinds: Sequence[str]) -> set[tuple[int, int]]:
+        """(object id, commit id) of every event of one of ``kinds`` in a commit range."""
 
-    def close(self) -> None: ...
+    def latest_checkpoint(self, scope: str, until_commit: int | None = None
+                          ) -> tuple[int, dict[str, Any]] | None:
+        """(commit id, state) of the newest checkpoint at or before ``until_commit``."""
+
+    def feature_dim(self, scope: str) -> int | None:
+        """The embedding width of the scope's accepted observations (else the newest
+        checkpoint's), None if there is none."""
+
+    def logged_feature_dim(self, scope: str) -> int | None:
+        """The embedding width of any observation of the scope, accepted or rejected."""
+
+    # -- the materialised state ---------------------------------------------------------------
+    def load_objects(self, scope: str) -> list[ObjectState]:
+        """The materialised objects, by id."""
+
+    def load_tombstones(self, scope: str) -> dict[int, TombstoneState]:
+        """The forgotten objects' tombstones: id -> tombstone."""
+
+    def load_rejections(self, scope: str) -> dict[str, RejectionState]:
+        """The rejection keys: key -> counts."""
+
+    def load_rooms(self, scope: str) -> dict[str, Any] | None:
+        """The scope's room map as last written (None: never written)."""
+
+    def load_json_rows(self, table: str, scope: str) -> dict[int, Any]:
+        """The ``prior_map``, ``deltas`` or ``keyframes`` rows: id -> value."""

@@ -1,0 +1,190 @@
+"""How records and object states become SQLite rows, and back.
+
+Every column list, every insert statement and every row codec of the SQLite backend lives
+here, so a row has one definition. JSON columns come in two spellings: :func:`encode_json`
+(keys sorted: canonical, for values compared or checksummed) and :func:`encode_json_ordered`
+(keys as given, faster: label masses, the hot columns written every scan). Embeddings are raw
+``float32`` (observations) or ``float64`` (objects) bytes; checkpoints are zlib-compressed
+canonical JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from locimem.model import (
+    Commit,
+    Event,
+    EventKind,
+    ObjectState,
+    Observation,
+    Record,
+)
+
+__all__ = [
+    "COMMIT_COLUMNS", "EVENT_COLUMNS", "INSERT_COMMIT", "INSERT_EVENT", "INSERT_OBSERVATION",
+    "MAX_ID", "OBJECT_COLUMNS", "OBSERVATION_COLUMNS", "UPSERT_OBJECT", "commit_from_row",
+    "decode_checkpoint", "encode_checkpoint", "encode_json", "encode_json_ordered",
+    "event_from_row", "object_from_row", "object_row", "observation_from_row",
+    "observation_row", "record_rows",
+]
+
+MAX_ID = 2**62
+"""An id above every real one: the open upper bound of a commit range."""
+
+OBSERVATION_COLUMNS = (
+    "seq, commit_id, scope, t, idx, object_id, label, confidence, cx, cy, cz, sx, sy, sz, "
+    "weight, tier, rejected, track_id, orientation, feature, key"
+)
+EVENT_COLUMNS = "seq, commit_id, scope, t, kind, object_id, label, data"
+COMMIT_COLUMNS = ("id, scope, kind, t, recorded_at, actor, reason, n_detections, camera, "
+                  "missed, miss_credit, together, miss_credits")
+OBJECT_COLUMNS = (
+    "id, scope, label, cx, cy, cz, sx, sy, sz, px, py, pz, first_seen, last_seen, "
+    "n_detections, promoted, lost, lost_at, track_id, orientation, label_mass, feature, "
+    "n_features, pinned_label, attributes, n_missed, place_sx, place_sy, place_sz, place_t, "
+    "seen_camera, absence_s, held, together, merged_from, source, label_by, belief"
+)
+
+INSERT_OBSERVATION = (f"INSERT INTO observations ({OBSERVATION_COLUMNS}) "
+                      f"VALUES ({', '.join('?' * 21)})")
+INSERT_EVENT = f"INSERT INTO events ({EVENT_COLUMNS}) VALUES ({', '.join('?' * 8)})"
+INSERT_COMMIT = f"INSERT INTO commits ({COMMIT_COLUMNS}) VALUES ({', '.join('?' * 13)})"
+UPSERT_OBJECT = (
+    f"INSERT INTO objects ({OBJECT_COLUMNS}) VALUES ({', '.join('?' * 38)}) "
+    "ON CONFLICT (id) DO UPDATE SET "
+    + ", ".join(f"{c} = excluded.{c}" for c in OBJECT_COLUMNS.split(", ")[1:])
+)
+"""Insert one object row (:func:`object_row`), or replace every column of the one with its id."""
+
+encode_json = json.JSONEncoder(separators=(",", ":"), sort_keys=True, allow_nan=False).encode
+"""Canonical compact JSON (keys sorted, no NaN): the text of every JSON column but the hot
+ones."""
+encode_json_ordered = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
+"""Compact JSON with keys in the order given (faster; label masses, held sightings, miss
+credits)."""
+
+
+def encode_checkpoint(state: dict[str, Any]) -> bytes:
+    """A checkpoint's state as stored: canonical JSON, zlib level 6."""
+    return zlib.compress(encode_json(state).encode(), 6)
+
+
+def decode_checkpoint(blob: bytes) -> dict[str, Any]:
+    return json.loads(zlib.decompress(blob))
+
+
+# -- records ---------------------------------------------------------------------------------
+def record_rows(scope: str, records: Sequence[Record]) -> tuple[list, list, list]:
+    """The (commit, observation, event) rows of ``records``, in the order given."""
+    commits, observations, events = [], [], []
+    for r in records:
+        if isinstance(r, Observation):
+            observations.append(observation_row(scope, r))
+        elif isinstance(r, Event):
+            events.append((r.seq, r.commit, scope, r.t, r.kind.value, r.object_id, r.label,
+                           encode_json(r.data)))
+        else:
+            commits.append((r.id, scope, r.kind, r.t, r.recorded_at, r.actor, r.reason,
+                            r.n_detections, None if r.camera is None else encode_json(r.camera),
+                            encode_json(list(r.missed)) if r.missed else None,
+                            None,
+                            encode_json([list(p) for p in r.together]) if r.together else None,
+                            encode_json_ordered(list(r.miss_credits)) if r.missed else None))
+    return commits, observations, events
+
+
+def observation_row(scope: str, o: Observation) -> tuple[Any, ...]:
+    return (
+        o.seq, o.commit, scope, o.t, o.index, o.object_id, o.label, o.confidence,
+        *o.center, *o.size, o.weight, o.tier, o.rejected, o.track_id,
+        None if o.orientation is None else encode_json(list(o.orientation)),
+        None if o.feature is None else o.feature.astype(np.float32).tobytes(),
+        o.key,
+    )
+
+
+def observation_from_row(row: Sequence[Any]) -> Observation:
+    feature = None
+    if row[19] is not None:
+        feature = np.frombuffer(row[19], dtype=np.float32)
+    return Observation(
+        seq=row[0], commit=row[1], t=row[3], index=row[4], object_id=row[5], label=row[6],
+        confidence=row[7], center=(row[8], row[9], row[10]), size=(row[11], row[12], row[13]),
+        weight=row[14], tier=row[15], rejected=row[16], track_id=row[17],
+        orientation=None if row[18] is None else tuple(json.loads(row[18])),
+        feature=feature, key=row[20],
+    )
+
+
+def event_from_row(row: Sequence[Any]) -> Event:
+    return Event(seq=row[0], commit=row[1], t=row[3], kind=EventKind(row[4]), object_id=row[5],
+                 label=row[6], data=json.loads(row[7]))
+
+
+def commit_from_row(row: Sequence[Any]) -> Commit:
+    missed = () if row[9] is None else tuple(json.loads(row[9]))
+    if row[12] is not None:
+        credits = tuple(json.loads(row[12]))
+    else:  # a version-2 commit: one credit for every missed object
+        credits = (0.0 if row[10] is None else row[10],) * len(missed)
+    return Commit(id=row[0], kind=row[2], t=row[3], recorded_at=row[4], actor=row[5],
+                  reason=row[6], n_detections=row[7],
+                  camera=None if row[8] is None else json.loads(row[8]),
+                  missed=missed, miss_credits=credits,
+                  together=() if row[11] is None else tuple(
+                      (a, b) for a, b in json.loads(row[11])))
+
+
+# -- object states ---------------------------------------------------------------------------
+def object_row(scope: str, o: ObjectState) -> tuple[Any, ...]:
+    """The ``objects`` row of ``o``, in :data:`OBJECT_COLUMNS` order."""
+    return (
+        o.id, scope, o.label, *o.center, *o.size, *o.place, o.first_seen, o.last_seen,
+        o.n_detections, o.promoted, o.lost, o.lost_at, o.track_id,
+        None if o.orientation is None else encode_json(list(o.orientation)),
+        encode_json_ordered(o.label_mass),
+        None if o.feature is None else o.feature.astype(np.float64).tobytes(),
+        o.n_features, o.pinned_label, encode_json(o.attributes), o.n_missed, *o.place_size,
+        o.place_t, o.seen_camera, o.absence_s,
+        encode_json_ordered(o.held) if o.held else None,
+        encode_json_ordered(sorted(o.together)) if o.together else None,
+        encode_json_ordered(o.merged_from) if o.merged_from else None,
+        o.source, o.label_by, _belief_json(o),
+    )
+
+
+def _belief_json(o: ObjectState) -> str | None:
+    if not (o.n_looked_seen or o.n_looked_missed or o.pos_info):
+        return None
+    return encode_json({"info": o.pos_info, "looked": o.n_looked_seen,
+                        "unseen": o.n_looked_missed})
+
+
+def object_from_row(row: Sequence[Any]) -> ObjectState:
+    return ObjectState(
+        id=row[0], label=row[2], center=(row[3], row[4], row[5]), size=(row[6], row[7], row[8]),
+        place=(row[9], row[10], row[11]), first_seen=row[12], last_seen=row[13],
+        n_detections=row[14], promoted=bool(row[15]), lost=bool(row[16]), lost_at=row[17],
+        track_id=row[18], orientation=None if row[19] is None else tuple(json.loads(row[19])),
+        label_mass=json.loads(row[20]),
+        feature=None if row[21] is None else np.frombuffer(row[21], dtype=np.float64).copy(),
+        n_features=row[22], pinned_label=row[23], attributes=json.loads(row[24]),
+        n_missed=row[25], place_size=(row[26], row[27], row[28]), place_t=row[29],
+        seen_camera=bool(row[30]), absence_s=row[31],
+        held=[] if row[32] is None else [tuple(h) for h in json.loads(row[32])],
+        together=set() if row[33] is None else set(json.loads(row[33])),
+        merged_from=[] if row[34] is None else json.loads(row[34]),
+        source=row[35], label_by=row[36],
+        **({} if row[37] is None else _belief_fields(json.loads(row[37]))),
+    )
+
+
+def _belief_fields(belief: dict[str, Any]) -> dict[str, Any]:
+    return {"n_looked_seen": belief["looked"], "n_looked_missed": belief["unseen"],
+            "pos_info": belief["info"]}

@@ -131,8 +131,8 @@ from locimem.errors import NotFound
 from locimem.interchange import rules_log, rules_state
 from locimem.interchange.rules_state import DELTA_STATUSES
 from locimem.query import reader
-from locimem.query.reader import MemoryReader
 from locimem.store.sqlite import MEMORY, SQLiteStore
+from locimem.tracker.load import load_state as tracker_load_state
 from locimem.tracker.state import MemoryState
 
 __all__ = [
@@ -274,8 +274,7 @@ def load_state(store: SQLiteStore, scope: str, *, from_log: bool,
                config: TrackerConfig | None = None) -> MemoryState:
     """The state of ``scope`` as a memory would load it: from the materialised cache, or by
     replaying the log from the latest checkpoint. Takes no writer lock and writes nothing."""
-    reader = MemoryReader(store, scope, config or TrackerConfig(), MemoryState())
-    return reader._load_state(from_log=from_log)
+    return tracker_load_state(store, scope, config or TrackerConfig(), from_log=from_log)
 
 
 def validate_directory(directory: str | os.PathLike[str], *,

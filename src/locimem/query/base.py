@@ -32,9 +32,8 @@ from locimem.query.recall import label_matches, name_words
 from locimem.query.semantic import SemanticIndex
 from locimem.query.views import status_of, view
 from locimem.scene.levels import OBJECT_LEVELS, level_of
-from locimem.scene.rooms import RoomMap
 from locimem.store.base import Store
-from locimem.tracker.apply import apply
+from locimem.tracker.load import load_state
 from locimem.tracker.state import MemoryState
 
 if TYPE_CHECKING:
@@ -181,52 +180,9 @@ class ReaderBase:
 
     # -- loading a state ------------------------------------------------------------------------
     def _load_state(self, *, from_log: bool, until_commit: int | None = None) -> MemoryState:
-        """Build a state: from the materialised cache, or by replaying the record (from the
-        newest checkpoint at or before ``until_commit``) — inside one read transaction, so
-        the state is one that was committed, never a mix of two (another process may be
-        writing)."""
-        with self.store.snapshot_read():
-            return self._read_state(from_log=from_log, until_commit=until_commit)
-
-    def _read_state(self, *, from_log: bool, until_commit: int | None) -> MemoryState:
-        store, scope = self.store, self._scope
-        lost_after = self._config.lost_after_s
-        cell = self._config.drift_radius_m
-        relations = self._config.relations
-        state = MemoryState(grid_cell_m=cell, relations=relations)
-        if from_log:
-            checkpoint = store.latest_checkpoint(scope, until_commit)
-            after = 0
-            if checkpoint is not None:
-                after, snapshot = checkpoint
-                state = MemoryState.from_snapshot(snapshot, cell, relations)
-            for record in store.iter_log(scope, after_commit=after, until_commit=until_commit):
-                apply(state, record, lost_after)
-        else:
-            for obj in store.load_objects(scope):
-                state.objects[obj.id] = obj
-                if obj.feature is not None and state.feature_dim is None:
-                    state.feature_dim = int(obj.feature.shape[0])
-            state.tombstones = store.load_tombstones(scope)
-            state.rejections = store.load_rejections(scope)
-            rooms = store.load_rooms(scope)
-            if rooms is not None:
-                state.scene.rooms = RoomMap.from_dict(rooms)
-            state.now = store.last_commit_time(scope)
-            state.prior = store.load_json_rows("prior_map", scope)
-            state.deltas = store.load_json_rows("deltas", scope)
-            state.keyframes = store.load_json_rows("keyframes", scope)
-        if state.feature_dim is None:  # a forgotten object's embedding still fixes the width
-            for tomb in state.tombstones.values():
-                if tomb.obj.feature is not None:
-                    state.feature_dim = int(tomb.obj.feature.shape[0])
-                    break
-        if state.feature_dim is None and not from_log:  # ... and so do expired ones'
-            state.feature_dim = store.feature_dim(scope)
-        # ids and sequence numbers are file-wide, so scopes sharing a file never collide
-        state.next_object_id, state.next_seq, state.next_commit = store.counters()
-        state.rebuild_indexes(lost_after)
-        return state
+        """This reader's scope, loaded from its store (:func:`~locimem.tracker.load.load_state`)."""
+        return load_state(self.store, self._scope, self._config, from_log=from_log,
+                          until_commit=until_commit)
 
 
 @dataclass(frozen=True, slots=True)

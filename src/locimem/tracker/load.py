@@ -1,4 +1,5 @@
-"""Loading states from a store's log: the replay a migration leaves to do.
+"""Loading a scope's state from a store: from its materialised rows or by replaying its log
+(:func:`load_state`), and the replay a migration leaves to do.
 
 A migration that adds something only a replay can compute (schema 3's existence belief: SQL
 cannot run ``apply``) marks the store's materialised objects stale; the store itself never
@@ -11,14 +12,16 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from locimem.config import TrackerConfig
 from locimem.model import ObjectState
+from locimem.scene.rooms import RoomMap
 from locimem.tracker.apply import apply
 from locimem.tracker.state import MemoryState
 
 if TYPE_CHECKING:  # the tracker needs only the protocol's shape, not a backend
     from locimem.store.base import Store
 
-__all__ = ["replay_objects", "replay_stale_cache"]
+__all__ = ["load_state", "replay_objects", "replay_stale_cache"]
 
 
 def replay_objects(store: Store, scope: str) -> list[ObjectState]:
@@ -44,3 +47,55 @@ def replay_stale_cache(store: Store) -> bool:
         return False
     store.rewrite_cache({scope: replay_objects(store, scope) for scope in store.scopes()})
     return True
+
+
+def load_state(store: Store, scope: str, config: TrackerConfig, *, from_log: bool,
+               until_commit: int | None = None) -> MemoryState:
+    """The state of ``scope``: from the materialised rows (``from_log=False``: the fast path
+    every open takes), or by replaying the record from the newest checkpoint at or before
+    ``until_commit`` through :func:`apply` (``rebuild_from_log``, ``as_of``, compaction) — read
+    inside one read transaction, so it is a state that was committed, never a mix of two
+    (another process may be writing)."""
+    with store.snapshot_read():
+        return _read_state(store, scope, config, from_log, until_commit)
+
+
+def _read_state(store: Store, scope: str, config: TrackerConfig, from_log: bool,
+                until_commit: int | None) -> MemoryState:
+    lost_after = config.lost_after_s
+    cell = config.drift_radius_m
+    relations = config.relations
+    state = MemoryState(grid_cell_m=cell, relations=relations)
+    if from_log:
+        checkpoint = store.latest_checkpoint(scope, until_commit)
+        after = 0
+        if checkpoint is not None:
+            after, snapshot = checkpoint
+            state = MemoryState.from_snapshot(snapshot, cell, relations)
+        for record in store.iter_log(scope, after_commit=after, until_commit=until_commit):
+            apply(state, record, lost_after)
+    else:
+        for obj in store.load_objects(scope):
+            state.objects[obj.id] = obj
+            if obj.feature is not None and state.feature_dim is None:
+                state.feature_dim = int(obj.feature.shape[0])
+        state.tombstones = store.load_tombstones(scope)
+        state.rejections = store.load_rejections(scope)
+        rooms = store.load_rooms(scope)
+        if rooms is not None:
+            state.scene.rooms = RoomMap.from_dict(rooms)
+        state.now = store.last_commit_time(scope)
+        state.prior = store.load_json_rows("prior_map", scope)
+        state.deltas = store.load_json_rows("deltas", scope)
+        state.keyframes = store.load_json_rows("keyframes", scope)
+    if state.feature_dim is None:  # a forgotten object's embedding still fixes the width
+        for tomb in state.tombstones.values():
+            if tomb.obj.feature is not None:
+                state.feature_dim = int(tomb.obj.feature.shape[0])
+                break
+    if state.feature_dim is None and not from_log:  # ... and so do expired ones'
+        state.feature_dim = store.feature_dim(scope)
+    # ids and sequence numbers are file-wide, so scopes sharing a file never collide
+    state.next_object_id, state.next_seq, state.next_commit = store.counters()
+    state.rebuild_indexes(lost_after)
+    return state

@@ -25,6 +25,7 @@ from locimem.errors import (
     ScopeError,
     StoreLocked,
 )
+from locimem.evidence.keyframes import Keyframe
 from locimem.interchange.export import (
     FILES,
     MANIFEST,
@@ -91,11 +92,15 @@ def _append_evidence(mem: ObjectMemory, recorded_at: float) -> None:
     entry = {"label": "kitchen table", "center": [1.0, 1.0, 0.375], "size": [1.2, 0.8, 0.75],
              "source": "prior:flat", "attributes": {"anchor": True}, "orientation": None,
              "confidence": 1.0, "prior_id": "T-1"}
-    delta = {"id": 1, "object": 2, "kind": "moved", "status": "pending", "label": "mug",
+    delta = {"id": 1, "kind": "moved", "object": 2, "label": "mug",
              "prior": {"center": [0.7, 1.0, 0.8], "size": [0.08, 0.08, 0.1]},
-             "history": [{"t": 20.0, "status": "pending", "by": "tracker", "reason": None}]}
-    kept = [{"t": 20.0, "score": 0.75, "camera": {"position": [3.0, 1.0, 1.2]},
-             "box_px": [10, 20, 64, 80]}]
+             "observed": {"center": [1.7, 1.0, 0.8], "size": [0.08, 0.08, 0.1]},
+             "status": "pending", "opened_at": 20.0,
+             "evidence": {"n": 1, "first_t": 20.0, "last_t": 20.0, "keyframes": [7]},
+             "history": [{"t": 20.0, "status": "pending", "by": "evidence", "reason": None}]}
+    kept = [Keyframe(t=20.0, commit=1, seq=7, position=(3.0, 1.0, 1.2),
+                     quaternion=(1.0, 0.0, 0.0, 0.0), coverage=1.0, novelty=1.0, depth=None,
+                     score=0.75, intrinsics=(40.0, 40.0, 16.0, 12.0, 32, 24)).to_dict()]
     seq = itertools.count(state.next_seq)
     records = [
         commit,

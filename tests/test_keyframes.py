@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -356,9 +357,12 @@ def test_a_large_box_on_a_large_depth_image_is_sampled_on_a_grid_with_the_same_s
 def test_could_join_spares_frames_that_cannot_win() -> None:
     center = (2.0, 0.0, 0.5)
     camera = Camera((0.0, 0.0, 0.5), (1.0, 0.0, 0.0, 0.0), fov_deg=90.0, range_m=5.0)
-    frame = {"position": [0.0, 0.0, 0.5], "score": 0.625}
+    frame = Keyframe(t=0.0, commit=1, seq=1, position=(0.0, 0.0, 0.5),
+                     quaternion=(1.0, 0.0, 0.0, 0.0), coverage=1.0, novelty=0.0, depth=None,
+                     score=0.625)
     assert could_join(camera, center, [frame], n=2)  # room left
     assert not could_join(camera, center, [frame, frame], n=2)  # same view: at best 0.625
     side = Camera((2.0, -2.0, 0.5), (1.0, 0.0, 0.0, 0.0), fov_deg=90.0, range_m=5.0)
     assert could_join(side, center, [frame, frame], n=2)  # a new viewpoint could score 1.0
-    assert not could_join(side, center, [{**frame, "score": 1.0}] * 2, n=2)  # nothing beats 1
+    best = dataclasses.replace(frame, score=1.0)
+    assert not could_join(side, center, [best, best], n=2)  # nothing beats 1

@@ -37,7 +37,9 @@ ALL_RULES = ("sqlite_integrity", "schema_version", "schema_tables", "ids_unique"
 # a forgotten lamp (4) seen again since, a sock (5) seen once that expired, and a ghost
 # rejected at every scan; office has a desk (6) and a stapler (7) on it
 TABLE, CUP, PLATE, LAMP, SOCK, DESK, STAPLER = range(1, 8)
-FRAME = {"t": 0.0, "seq": 0, "score": 0.5}
+FRAME = {"t": 0.0, "commit": 1, "seq": 0, "position": [0.0, 0.0, 1.0],
+         "quaternion": [1.0, 0.0, 0.0, 0.0], "intrinsics": None, "image": None,
+         "embedding": None, "coverage": 1.0, "novelty": 1.0, "depth": None, "score": 0.5}
 
 
 def _build(path: Path) -> None:
@@ -62,8 +64,15 @@ def _build(path: Path) -> None:
         # memory writes them
         _, seq, commit = mem.store.counters()
         t = mem.now
-        entry = {"label": "cup", "center": [1.2, 1.4, 0.8], "size": [0.08, 0.08, 0.1]}
-        delta = {"id": 1, "object": CUP, "status": "pending", "kind": "moved"}
+        entry = {"label": "cup", "center": [1.2, 1.4, 0.8], "size": [0.08, 0.08, 0.1],
+                 "orientation": None, "attributes": {}, "confidence": 1.0,
+                 "source": "prior:home", "prior_id": None}
+        delta = {"id": 1, "kind": "moved", "object": CUP, "label": "cup",
+                 "prior": {"center": [1.2, 1.4, 0.8], "size": [0.08, 0.08, 0.1]},
+                 "observed": {"center": [1.5, 1.4, 0.8], "size": [0.08, 0.08, 0.1]},
+                 "status": "pending", "opened_at": t,
+                 "evidence": {"n": 1, "first_t": t, "last_t": t, "keyframes": [0]},
+                 "history": [{"t": t, "status": "pending", "by": "evidence", "reason": None}]}
         kept = [{**FRAME, "t": float(i), "seq": i} for i in range(3)]
         mem.store.append("home", [
             Commit(commit, "prior", t, 1000.0, "mapper", None, 0),

@@ -188,6 +188,20 @@ class Keyframe:
         }
 
     @classmethod
+    def trusted(cls, data: dict[str, Any]) -> Keyframe:
+        """The frame of a :meth:`to_dict` form this memory wrote (a KEYFRAME event, a stored
+        row), read without the checks :meth:`from_dict` runs — they ran when it was made.
+        Untrusted input (an imported file, a caller) goes through :meth:`from_dict`."""
+        frame = object.__new__(cls)
+        set_ = object.__setattr__
+        for name in _PLAIN:
+            set_(frame, name, data.get(name))
+        for name in _TUPLES:
+            value = data.get(name)
+            set_(frame, name, None if value is None else tuple(value))
+        return frame
+
+    @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Keyframe:
         """The frame of a :meth:`to_dict` form (missing optional keys read as None).
 
@@ -333,18 +347,18 @@ def _novelty(position: Sequence[float], center: Sequence[float],
     return min(1.0, max(0.0, best / NOVELTY_FULL_DEG))
 
 
-def could_join(camera: Camera, center: Sequence[float], kept: Sequence[dict[str, Any]],
+def could_join(camera: Camera, center: Sequence[float], kept: Sequence[Keyframe],
                n: int = N_KEYFRAMES) -> bool:
     """Whether a frame from ``camera`` of the object at ``center`` could be kept beside
-    ``kept`` (frames in their :meth:`Keyframe.to_dict` form): fewer than ``n`` are kept, or a
+    ``kept``: fewer than ``n`` are kept, or a
     perfect view from here (full coverage and depth) would beat the worst kept frame. Cheap
     (no image work): it spares scoring frames that cannot win, e.g. from a camera that has
     not moved."""
     if len(kept) < n:
         return True
-    new = _novelty(camera.position, center, [k["position"] for k in kept])
+    new = _novelty(camera.position, center, [k.position for k in kept])
     best = score(1.0, new, None if camera.depth is None else 1.0)
-    return best > min(k["score"] for k in kept)
+    return best > min(k.score for k in kept)
 
 
 def score(coverage: float, novelty: float, depth: float | None) -> float:
@@ -409,3 +423,8 @@ def offer(kept: tuple[Keyframe, ...], candidate: Keyframe, n: int = N_KEYFRAMES
     if candidate.score > kept[worst].score:
         return (*kept[:worst], *kept[worst + 1:], candidate), kept[worst], True
     return kept, None, False
+
+
+# the fields of a Keyframe as its JSON form holds them: plain values, and lists read as tuples
+_PLAIN = ("t", "commit", "seq", "coverage", "novelty", "depth", "score", "image")
+_TUPLES = ("position", "quaternion", "intrinsics", "embedding")

@@ -17,7 +17,6 @@ from locimem.model import (
     EventKind,
 )
 from locimem.tracker.deltas import OPEN as OPEN_DELTA
-from locimem.tracker.deltas import reviewed as reviewed_delta
 from locimem.tracker.prior import check_prior_entry, consolidation, prior_events
 
 
@@ -76,11 +75,10 @@ class PriorMapWrites(MemoryBase):
         delta = self._delta_of(delta_id)
         actor = check_text(actor, "actor")
         reason = None if reason is None else check_text(reason, "reason", max_chars=1000)
-        if delta["status"] not in allowed:
-            raise InvalidInput(f"delta {delta_id} is {delta['status']}; only a "
+        if delta.status not in allowed:
+            raise InvalidInput(f"delta {delta_id} is {delta.status}; only a "
                                f"{' or '.join(allowed)} delta can be {status}")
-        t = float(self._state.now or 0.0)
-        new = reviewed_delta(delta, status, t, actor, reason)
+        new = delta.reviewed(status, float(self._state.now or 0.0), actor, reason).to_dict()
         self._meta_commit("review", actor, reason,
                           [(EventKind.DELTA, new["object"], new["label"], new)])
         return new
@@ -98,5 +96,5 @@ class PriorMapWrites(MemoryBase):
         applied, items = consolidation(self._state, actor, reason)
         if items:
             self._meta_commit("consolidate", actor, reason, items)
-        return applied
+        return [d.to_dict() for d in applied]
 

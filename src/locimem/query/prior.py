@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -12,6 +11,7 @@ from locimem.evidence.keyframes import Keyframe
 from locimem.model import (
     EventKind,
 )
+from locimem.model.prior import Delta
 from locimem.tracker.deltas import DELTA_KINDS, DELTA_STATUSES
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ class PriorQueries(ReaderBase):
         ``orientation``, ``attributes``, ``confidence``, ``source``, ``prior_id``); empty until
         :meth:`ObjectMemory.load_prior`. Copies: changing them changes nothing."""
         hidden = self._hidden()
-        return {oid: copy.deepcopy(e) for oid, e in sorted(self._state.prior.items())
+        return {oid: e.to_dict() for oid, e in sorted(self._state.prior.items())
                 if oid not in hidden}
 
     def deltas(self, status: str | Iterable[str] | None = None, *, kind: str | None = None
@@ -45,16 +45,15 @@ class PriorQueries(ReaderBase):
         wanted = check_choice(status, DELTA_STATUSES, "status")
         kinds = check_choice(kind, DELTA_KINDS, "kind")
         hidden = self._hidden()
-        return [copy.deepcopy(d) for _, d in sorted(self._state.deltas.items())
-                if (wanted is None or d["status"] in wanted) and (kinds is None or d["kind"]
-                                                                   in kinds)
-                and d["object"] not in hidden and d.get("live") not in hidden]
+        return [d.to_dict() for _, d in sorted(self._state.deltas.items())
+                if (wanted is None or d.status in wanted) and (kinds is None or d.kind in kinds)
+                and d.object not in hidden and d.live not in hidden]
 
     def delta(self, delta_id: int) -> dict[str, Any]:
         """One delta by id (NotFound if there is none)."""
-        return copy.deepcopy(self._delta_of(delta_id))
+        return self._delta_of(delta_id).to_dict()
 
-    def _delta_of(self, delta_id: int) -> dict[str, Any]:
+    def _delta_of(self, delta_id: int) -> Delta:
         if isinstance(delta_id, bool) or not isinstance(delta_id, int):
             raise InvalidInput(f"delta id must be an integer, got {delta_id!r}")
         delta = self._state.deltas.get(delta_id)
@@ -66,7 +65,7 @@ class PriorQueries(ReaderBase):
         """The frames kept as evidence that the object was seen (at most
         ``TrackerConfig.keyframes_kept``), in the order they were kept."""
         obj = self._object(object_id)
-        return [Keyframe.from_dict(k) for k in self._state.keyframes.get(obj.id, ())]
+        return list(self._state.keyframes.get(obj.id, ()))
 
     def archived_keyframes(self, object_id: int) -> list[Keyframe]:
         """The frames that were kept for the object and later replaced by better ones, oldest

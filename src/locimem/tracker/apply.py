@@ -20,8 +20,9 @@ from locimem.model import (
     RejectionState,
     TombstoneState,
 )
+from locimem.model.prior import Delta, PriorEntry
 from locimem.store.base import RowChanges
-from locimem.tracker.state import MemoryState
+from locimem.tracker.state import MemoryState, keyframes_of
 
 TOMB_KEY = "tomb:"  # rejection key prefix of a sighting suppressed by a tombstone
 # events that change no state: counts come from observations, relations are derived
@@ -123,9 +124,10 @@ class Touched:
             rejections={k: state.rejections[k] for k in sorted(self.keys)},
             rooms=state.scene.rooms.to_dict() if self.rooms else None,
             touched=sorted({*live, *self.removed_objects, *tombs}),
-            prior={i: state.prior.get(i) for i in self.prior},
-            deltas={i: state.deltas[i] for i in self.deltas},
-            keyframes={i: state.keyframes[i] for i in self.keyframes},
+            prior={i: None if i not in state.prior else state.prior[i].to_dict()
+                   for i in self.prior},
+            deltas={i: state.deltas[i].to_dict() for i in self.deltas},
+            keyframes={i: [k.to_dict() for k in state.keyframes[i]] for i in self.keyframes},
         )
 
 
@@ -230,16 +232,17 @@ def _apply_event(state: MemoryState, ev: Event, lost_after_s: float) -> None:
         if data.get("removed"):
             state.prior.pop(ev.object_id, None)
         else:
-            state.prior[ev.object_id] = data["entry"]
+            state.prior[ev.object_id] = PriorEntry.from_dict(data["entry"])
         return
     if kind is EventKind.DELTA:
-        new = data["id"] not in state.deltas
-        state.deltas[data["id"]] = data
+        delta = Delta.from_dict(data)
+        new = delta.id not in state.deltas
+        state.deltas[delta.id] = delta
         if new:
-            state.index_delta(data)
+            state.index_delta(delta)
         return
     if kind is EventKind.KEYFRAME:
-        state.keyframes[ev.object_id] = data["kept"]
+        state.keyframes[ev.object_id] = keyframes_of(data["kept"])
         return
     if kind is EventKind.ROOM_DEFINED:
         state.scene.rooms.define(data["name"], data["polygon"], data.get("z_range"))

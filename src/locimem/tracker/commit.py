@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from locimem.config import TrackerConfig
-from locimem.evidence.keyframes import Keyframe, could_join, make_candidate, offer
+from locimem.evidence.keyframes import could_join, make_candidate, offer
 from locimem.model import Camera, Event, EventKind, Observation, Record
 from locimem.scene.relations import RelationChange
 from locimem.store.base import RowChanges
@@ -66,7 +66,7 @@ def commit_records(state: MemoryState, config: TrackerConfig, records: Sequence[
     step.add(_merged_keyframe_events(state, step.records, n_kept))
     if camera is not None:
         step.add(_keyframe_events(state, step.records, camera, n_kept))
-    step.add([(EventKind.DELTA, d["object"], d["label"], d)
+    step.add([(EventKind.DELTA, d.object, d.label, d.to_dict())
               for d in detect_deltas(state, step.records, config)])
     return Committed(step.records, touched.rows(state))
 
@@ -126,8 +126,8 @@ def _merged_keyframe_events(state: MemoryState, records: Sequence[Record],
         survivor = state.objects.get(r.object_id)
         if not frames or survivor is None:
             continue
-        kept = tuple(Keyframe.from_dict(k) for k in state.keyframes.get(survivor.id, ()))
-        for frame in sorted((Keyframe.from_dict(k) for k in frames), key=lambda k: (k.t, k.seq)):
+        kept = state.keyframes.get(survivor.id, ())
+        for frame in sorted(frames, key=lambda k: (k.t, k.seq)):
             if any(k.seq == frame.seq for k in kept):
                 continue
             kept, archived, was_kept = offer(kept, frame, n_kept)
@@ -154,10 +154,9 @@ def _keyframe_events(state: MemoryState, records: Sequence[Record], camera: Came
         if obj is None or obj.id in offered:
             continue
         offered.add(obj.id)
-        frames = state.keyframes.get(obj.id, ())
-        if not could_join(camera, obj.center, frames, n_kept):
+        kept = state.keyframes.get(obj.id, ())
+        if not could_join(camera, obj.center, kept, n_kept):
             continue  # not even a perfect view from here would be kept: skip the image work
-        kept = tuple(Keyframe.from_dict(k) for k in frames)
         feature = r.feature
         small = feature is not None and feature.shape[0] <= _SMALL_EMBEDDING
         candidate = make_candidate(

@@ -31,20 +31,22 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from locimem.config import TrackerConfig
 from locimem.model import Commit, Event, EventKind, ObjectState, Observation
+from locimem.model.prior import Box, Delta, DeltaEvidence, Review
 from locimem.tracker.state import MemoryState, delta_keys
 
-__all__ = ["DELTA_KINDS", "DELTA_STATUSES", "OPEN", "detect", "reviewed"]
+__all__ = ["DELTA_KINDS", "DELTA_STATUSES", "OPEN", "detect"]
 
 DELTA_KINDS = ("moved", "removed", "added", "geometry")
 DELTA_STATUSES = ("pending", "confirmed", "rejected", "applied")
 OPEN = ("pending", "confirmed")
 
 
-def detect(state: MemoryState, records: Sequence[Any], config: TrackerConfig) -> list[dict]:
+def detect(state: MemoryState, records: Sequence[Any], config: TrackerConfig) -> list[Delta]:
     """The deltas one applied commit opens or changes (each a whole new value)."""
     if not state.prior or not records or not isinstance(records[0], Commit):
         return []
@@ -62,17 +64,8 @@ def detect(state: MemoryState, records: Sequence[Any], config: TrackerConfig) ->
     return run.out
 
 
-def reviewed(delta: dict, status: str, t: float, by: str, reason: str | None) -> dict:
-    """A copy of ``delta`` with a new status and a history line saying who and why."""
-    out = dict(delta)
-    out["status"] = status
-    out["history"] = [*delta["history"], {"t": t, "status": status, "by": by,
-                                          "reason": reason}]
-    return out
-
-
-def _box(obj: ObjectState) -> dict[str, list[float]]:
-    return {"center": list(obj.place), "size": list(obj.size)}
+def _box(obj: ObjectState) -> Box:
+    return Box(obj.place, obj.size)
 
 
 class _Detector:
@@ -81,71 +74,63 @@ class _Detector:
 
     def __init__(self, state: MemoryState, config: TrackerConfig, t: float) -> None:
         self.state, self.config, self.t = state, config, t
-        self.changed: dict[int, dict] = {}  # delta id -> its new value, in order of change
+        self.changed: dict[int, Delta] = {}  # delta id -> its new value, in order of change
         self.added: dict[tuple, list[int]] = defaultdict(list)  # index entries of new deltas
         self.next_id = next(reversed(state.deltas), 0) + 1  # ids ascend with insertion
 
     @property
-    def out(self) -> list[dict]:
+    def out(self) -> list[Delta]:
         return list(self.changed.values())
 
     # -- finding ------------------------------------------------------------------------------
-    def _deltas(self, key: tuple) -> list[dict]:
+    def _deltas(self, key: tuple) -> list[Delta]:
         ids = [*self.state.delta_index.get(key, ()), *self.added.get(key, ())]
         return [self.changed.get(did) or self.state.deltas[did] for did in ids]
 
-    def _open(self, evidence: int, kind: str) -> dict | None:
+    def _open(self, evidence: int, kind: str) -> Delta | None:
         return next((d for d in reversed(self._deltas((kind, evidence)))
-                     if d["status"] in OPEN), None)
+                     if d.status in OPEN), None)
 
-    def _rejected(self, evidence: int, kind: str) -> list[dict]:
-        return [d for d in self._deltas((kind, evidence)) if d["status"] == "rejected"]
+    def _rejected(self, evidence: int, kind: str) -> list[Delta]:
+        return [d for d in self._deltas((kind, evidence)) if d.status == "rejected"]
 
-    def _open_moves_of(self, prior_id: int) -> list[dict]:
+    def _open_moves_of(self, prior_id: int) -> list[Delta]:
         """Open ``moved`` deltas about a prior object (under its own id or a new one)."""
         return [d for d in self._deltas(("object", prior_id))
-                if d["kind"] == "moved" and d["status"] in OPEN]
+                if d.kind == "moved" and d.status in OPEN]
 
     # -- writing ------------------------------------------------------------------------------
-    def _frames(self, oid: int) -> list[int]:
+    def _frames(self, oid: int) -> tuple[int, ...]:
         """The evidence's keyframes: the seqs of the frames kept for ``oid`` by now."""
-        return [k["seq"] for k in self.state.keyframes.get(oid, ())]
+        return tuple(k.seq for k in self.state.keyframes.get(oid, ()))
 
-    def _new(self, kind: str, oid: int, label: str, prior: dict | None, observed: dict | None,
-             n: int, why: str, live: int | None = None) -> dict:
+    def _new(self, kind: str, oid: int, label: str, prior: Box | None, observed: Box | None,
+             n: int, why: str, live: int | None = None, lost_at: float | None = None) -> Delta:
         status = "confirmed" if n >= self.config.delta_confirm_after else "pending"
         evidence = live if live is not None else oid
-        delta: dict[str, Any] = {
-            "id": self.next_id, "kind": kind, "object": oid, "label": label,
-            "prior": prior, "observed": observed, "status": status, "opened_at": self.t,
-            "evidence": {"n": n, "first_t": self.t, "last_t": self.t,
-                         "keyframes": self._frames(evidence)},
-            "history": [{"t": self.t, "status": status, "by": "evidence", "reason": why}],
-        }
-        if evidence != oid:
-            delta["live"] = evidence
+        delta = Delta(
+            id=self.next_id, kind=kind, object=oid, label=label, prior=prior,
+            observed=observed, status=status, opened_at=self.t,
+            evidence=DeltaEvidence(n, self.t, self.t, self._frames(evidence), lost_at),
+            history=(Review(self.t, status, "evidence", why),),
+            live=None if evidence == oid else evidence,
+        )
         self.next_id += 1
-        self.changed[delta["id"]] = delta
+        self.changed[delta.id] = delta
         for key in delta_keys(delta):
-            self.added[key].append(delta["id"])
+            self.added[key].append(delta.id)
         return delta
 
-    def _support(self, d: dict, n: int, observed: dict | None = None) -> None:
-        new = dict(d)
-        ev = dict(d["evidence"])
-        ev["n"] += n
-        ev["last_t"] = self.t
-        ev["keyframes"] = self._frames(d.get("live", d["object"]))
-        new["evidence"] = ev
-        if observed is not None:
-            new["observed"] = observed
-        if d["status"] == "pending" and ev["n"] >= self.config.delta_confirm_after:
-            new = reviewed(new, "confirmed", self.t, "evidence",
-                           f"{ev['n']} supporting sightings")
-        self.changed[new["id"]] = new
+    def _support(self, d: Delta, n: int, observed: Box | None = None) -> None:
+        ev = replace(d.evidence, n=d.evidence.n + n, last_t=self.t,
+                     keyframes=self._frames(d.evidence_id))
+        new = replace(d, evidence=ev, observed=observed if observed is not None else d.observed)
+        if d.status == "pending" and ev.n >= self.config.delta_confirm_after:
+            new = new.reviewed("confirmed", self.t, "evidence", f"{ev.n} supporting sightings")
+        self.changed[new.id] = new
 
-    def _reject(self, d: dict, why: str) -> None:
-        self.changed[d["id"]] = reviewed(d, "rejected", self.t, "evidence", why)
+    def _reject(self, d: Delta, why: str) -> None:
+        self.changed[d.id] = d.reviewed("rejected", self.t, "evidence", why)
 
     # -- rules --------------------------------------------------------------------------------
     def object(self, oid: int, n_seen: int, kinds: set[EventKind]) -> None:
@@ -156,41 +141,40 @@ class _Detector:
             if obj is not None:
                 self._unmapped(obj, n_seen, kinds)
             return
-        prior_box = {"center": entry["center"], "size": entry["size"]}
+        prior_box = entry.box
         removed = self._open(oid, "removed")
         if EventKind.LOST in kinds and obj is not None and removed is None:
-            if not any(d["evidence"].get("lost_at") == obj.lost_at
+            if not any(d.evidence.lost_at == obj.lost_at
                        for d in self._rejected(oid, "removed")):
-                opened = self._new("removed", oid, obj.label, prior_box, None,
-                                   max(1, obj.n_missed), "the camera looked and it was not there")
-                opened["evidence"]["lost_at"] = obj.lost_at
+                self._new("removed", oid, obj.label, prior_box, None, max(1, obj.n_missed),
+                          "the camera looked and it was not there", lost_at=obj.lost_at)
         elif removed is not None and (n_seen or EventKind.REACQUIRED in kinds):
             self._reject(removed, "seen again")
         if obj is None or obj.lost or not n_seen:
             return
         # seen at its own identity: is it still where the prior map has it?
-        far = math.dist(obj.place, entry["center"]) > config.delta_move_m
+        far = math.dist(obj.place, entry.center) > config.delta_move_m
         moved = self._open(oid, "moved")
         if far:
             if moved is None:
                 if not self._same_as_rejected(oid, "moved", obj.place):
                     self._new("moved", oid, obj.label, prior_box, _box(obj), n_seen,
                               "settled away from its prior place")
-            elif math.dist(obj.place, moved["observed"]["center"]) <= config.delta_move_m:
+            elif moved.observed is not None and \
+                    math.dist(obj.place, moved.observed.center) <= config.delta_move_m:
                 self._support(moved, n_seen)
             else:  # moved again: the evidence starts over at the new place
-                restart = {**moved, "observed": _box(obj),
-                           "evidence": {"n": n_seen, "first_t": self.t, "last_t": self.t,
-                                        "keyframes": self._frames(oid)}}
-                self.changed[moved["id"]] = reviewed(restart, "pending", self.t, "evidence",
-                                                     "settled at another place")
+                restart = replace(moved, observed=_box(obj), evidence=DeltaEvidence(
+                    n_seen, self.t, self.t, self._frames(oid)))
+                self.changed[moved.id] = restart.reviewed("pending", self.t, "evidence",
+                                                          "settled at another place")
         else:
             # seen where the map has it: contradicts any claim that it moved (under its own
             # identity, or seen as a new one elsewhere)
             for d in self._open_moves_of(oid):
-                self._reject(d, "seen at its prior place" if "live" not in d
+                self._reject(d, "seen at its prior place" if d.live is None
                              else "the prior object was seen at its prior place")
-        ratio = max((max(a / b, b / a) for a, b in zip(obj.size, entry["size"], strict=True)
+        ratio = max((max(a / b, b / a) for a, b in zip(obj.size, entry.size, strict=True)
                      if a > 0 and b > 0), default=1.0)  # a flat (zero) extent has no ratio
         reshaped = self._open(oid, "geometry")
         if ratio > config.delta_size_ratio:
@@ -217,9 +201,7 @@ class _Detector:
         twin = self._unsupported_twin(obj)
         if twin is not None:
             if not self._same_as_rejected(obj.id, "moved", obj.place):
-                entry = self.state.prior[twin]
-                self._new("moved", twin, obj.label,
-                          {"center": entry["center"], "size": entry["size"]}, _box(obj),
+                self._new("moved", twin, obj.label, self.state.prior[twin].box, _box(obj),
                           n_seen, f"a new sighting of its label, #{obj.id}, "
                           "while it has not been seen at its prior place", live=obj.id)
         elif not self._rejected(obj.id, "added"):
@@ -232,18 +214,17 @@ class _Detector:
         prior map, paid once per newly promoted object.)"""
         best: tuple[float, int] | None = None
         for pid, entry in self.state.prior.items():
-            if entry["label"] != obj.label or pid == obj.id:
+            if entry.label != obj.label or pid == obj.id:
                 continue
             live = self.state.objects.get(pid)
             if live is not None and live.n_detections > 0 and not live.lost:
                 continue
-            d = math.dist(entry["center"], obj.place)
+            d = math.dist(entry.center, obj.place)
             if (best is None or (d, pid) < best) and not self._open_moves_of(pid):
                 best = (d, pid)
         return None if best is None else best[1]
 
     def _same_as_rejected(self, live: int, kind: str, place: Sequence[float]) -> bool:
         """A person (or evidence) rejected this kind of delta for this object at this place."""
-        return any(d["observed"] is not None and math.dist(d["observed"]["center"], place)
+        return any(d.observed is not None and math.dist(d.observed.center, place)
                    <= self.config.delta_move_m for d in self._rejected(live, kind))
-

@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING
 
 from locimem.config import TrackerConfig
 from locimem.model import ObjectState
+from locimem.model.prior import Delta, PriorEntry
 from locimem.scene.rooms import RoomMap
 from locimem.tracker.apply import apply
-from locimem.tracker.state import MemoryState
+from locimem.tracker.state import MemoryState, keyframes_of
 
 if TYPE_CHECKING:  # the tracker needs only the protocol's shape, not a backend
     from locimem.store.base import Store
@@ -85,9 +86,12 @@ def _read_state(store: Store, scope: str, config: TrackerConfig, from_log: bool,
         if rooms is not None:
             state.scene.rooms = RoomMap.from_dict(rooms)
         state.now = store.last_commit_time(scope)
-        state.prior = store.load_json_rows("prior_map", scope)
-        state.deltas = store.load_json_rows("deltas", scope)
-        state.keyframes = store.load_json_rows("keyframes", scope)
+        state.prior = {oid: PriorEntry.from_dict(e)
+                       for oid, e in store.load_json_rows("prior_map", scope).items()}
+        state.deltas = {did: Delta.from_dict(d)
+                        for did, d in store.load_json_rows("deltas", scope).items()}
+        state.keyframes = {oid: keyframes_of(kept)
+                           for oid, kept in store.load_json_rows("keyframes", scope).items()}
     if state.feature_dim is None:  # a forgotten object's embedding still fixes the width
         for tomb in state.tombstones.values():
             if tomb.obj.feature is not None:

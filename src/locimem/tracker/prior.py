@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from locimem.check import (
@@ -20,15 +21,15 @@ from locimem.check import (
 )
 from locimem.errors import InvalidInput
 from locimem.model import EventKind
+from locimem.model.prior import Delta, PriorEntry
 from locimem.tracker.commit import Derived
-from locimem.tracker.deltas import reviewed
 from locimem.tracker.state import MemoryState
 
 __all__ = ["check_prior_entry", "consolidation", "prior_events"]
 
 
-def check_prior_entry(i: int, entry: Any, scene: str) -> dict[str, Any]:
-    """One prior-map entry, validated and in its stored form."""
+def check_prior_entry(i: int, entry: Any, scene: str) -> PriorEntry:
+    """One prior-map entry as a caller gives it (a dict), validated."""
     if not isinstance(entry, dict):
         raise InvalidInput(f"prior entry {i} must be a dict with label, center and size")
     unknown = sorted(set(entry) - {"label", "center", "size", "orientation", "attributes",
@@ -39,85 +40,87 @@ def check_prior_entry(i: int, entry: Any, scene: str) -> dict[str, Any]:
     prior_id = entry.get("id")
     if prior_id is not None and not isinstance(prior_id, (str, int)):
         raise InvalidInput(f"prior entry {i}: id must be a string or an integer")
-    return {
-        "label": check_label(entry.get("label")),
-        "center": list(check_coordinate_domain(entry.get("center"), f"prior entry {i} center")),
-        "size": list(check_size_domain(entry.get("size"), f"prior entry {i} size")),
-        "orientation": None if orientation is None else list(
-            check_quaternion(orientation, f"prior entry {i} orientation")),
-        "attributes": check_attributes(entry.get("attributes") or {}),
-        "confidence": check_unit_interval(entry.get("confidence", 1.0),
-                                          f"prior entry {i} confidence"),
-        "source": f"prior:{scene}",
-        "prior_id": prior_id,
-    }
+    return PriorEntry(
+        label=check_label(entry.get("label")),
+        center=check_coordinate_domain(entry.get("center"), f"prior entry {i} center"),
+        size=check_size_domain(entry.get("size"), f"prior entry {i} size"),
+        orientation=None if orientation is None else check_quaternion(
+            orientation, f"prior entry {i} orientation"),
+        attributes=check_attributes(entry.get("attributes") or {}),
+        confidence=check_unit_interval(entry.get("confidence", 1.0),
+                                       f"prior entry {i} confidence"),
+        source=f"prior:{scene}",
+        prior_id=prior_id,
+    )
 
-def prior_events(state: MemoryState, entries: Sequence[dict[str, Any]]) -> tuple[list[int],
-                                                                             list[Derived]]:
+def prior_events(state: MemoryState, entries: Sequence[PriorEntry]
+                 ) -> tuple[list[int], list[Derived]]:
     """The ids the checked ``entries`` get, and the events that load them: each becomes a
     confirmed object (APPEARED, PROMOTED) with its PRIOR entry."""
     ids = [state.next_object_id + offset for offset in range(len(entries))]
     items: list[Derived] = []
     for oid, entry in zip(ids, entries, strict=True):
-        label = entry["label"]
+        data = entry.to_dict()
+        label = entry.label
         items += [
             (EventKind.APPEARED, oid, label, {
-                "label": label, "center": entry["center"], "size": entry["size"],
-                "source": entry["source"], "prior": True,
-                "attributes": entry["attributes"], "orientation": entry["orientation"]}),
-            (EventKind.PROMOTED, oid, label, {"to": entry["center"], "size": entry["size"]}),
-            (EventKind.PRIOR, oid, label, {"entry": entry}),
+                "label": label, "center": data["center"], "size": data["size"],
+                "source": entry.source, "prior": True,
+                "attributes": data["attributes"], "orientation": data["orientation"]}),
+            (EventKind.PROMOTED, oid, label, {"to": data["center"], "size": data["size"]}),
+            (EventKind.PRIOR, oid, label, {"entry": data}),
         ]
     return ids, items
 
 
 def consolidation(state: MemoryState, actor: str, reason: str | None
-                  ) -> tuple[list[dict[str, Any]], list[Derived]]:
+                  ) -> tuple[list[Delta], list[Derived]]:
     """Every confirmed delta applied to the prior map: the deltas as they become
     ``applied``, and the events of the one commit that applies them (PRIOR updates, DELTA
     status changes, and a MERGED where a move was seen as a new identity)."""
     t = float(state.now or 0.0)
     items: list[Derived] = []
     applied = []
-    entries: dict[int, dict[str, Any] | None] = {}  # the map as this commit changes it
+    entries: dict[int, PriorEntry | None] = {}  # the map as this commit changes it
     for did in sorted(state.deltas):
         delta = state.deltas[did]
-        if delta["status"] != "confirmed":
+        if delta.status != "confirmed":
             continue
         items += _consolidation(state, delta, entries)
-        done = reviewed(delta, "applied", t, actor, reason)
-        items.append((EventKind.DELTA, done["object"], done["label"], done))
+        done = delta.reviewed("applied", t, actor, reason)
+        items.append((EventKind.DELTA, done.object, done.label, done.to_dict()))
         applied.append(done)
     return applied, items
 
 
-def _consolidation(state: MemoryState, delta: dict[str, Any],
-                   entries: dict[int, dict[str, Any] | None]) -> list[Derived]:
+def _consolidation(state: MemoryState, delta: Delta,
+                   entries: dict[int, PriorEntry | None]) -> list[Derived]:
     """The PRIOR events that apply one confirmed delta to the prior map; ``entries``
     holds the entries earlier deltas of the same commit changed (and is updated)."""
-    oid, kind = delta["object"], delta["kind"]
+    oid, kind, label = delta.object, delta.kind, delta.label
     entry = entries[oid] if oid in entries else state.prior.get(oid)
     if kind == "removed" or (entry is None and kind != "added"):
         entries[oid] = None
-        return [(EventKind.PRIOR, oid, delta["label"], {"removed": True,
-                                                        "delta": delta["id"]})]
+        return [(EventKind.PRIOR, oid, label, {"removed": True, "delta": delta.id})]
+    observed = delta.observed
+    assert observed is not None  # moved, added and geometry deltas carry what was seen
     if kind == "added":
         obj = state.objects.get(oid)
-        source = obj.source if obj is not None else "tracker"
-        new = {"label": delta["label"], "center": delta["observed"]["center"],
-               "size": delta["observed"]["size"], "orientation": None,
-               "attributes": dict(obj.attributes) if obj is not None else {},
-               "confidence": 1.0, "source": source, "prior_id": None}
+        new = PriorEntry(label=label, center=observed.center, size=observed.size,
+                         orientation=None,
+                         attributes=dict(obj.attributes) if obj is not None else {},
+                         confidence=1.0, source=obj.source if obj is not None else "tracker",
+                         prior_id=None)
         entries[oid] = new
-        return [(EventKind.PRIOR, oid, delta["label"], {"entry": new, "delta": delta["id"]})]
-    new = dict(entry)
+        return [(EventKind.PRIOR, oid, label, {"entry": new.to_dict(), "delta": delta.id})]
+    assert entry is not None
     if kind == "moved":
-        new["center"] = delta["observed"]["center"]
+        new = replace(entry, center=observed.center)
     else:
-        new["size"] = delta["observed"]["size"]
+        new = replace(entry, size=observed.size)
     entries[oid] = new
-    update = (EventKind.PRIOR, oid, delta["label"], {"entry": new, "delta": delta["id"]})
-    live, obj = delta.get("live"), state.objects.get(oid)
+    update = (EventKind.PRIOR, oid, label, {"entry": new.to_dict(), "delta": delta.id})
+    live, obj = delta.live, state.objects.get(oid)
     young = state.objects.get(live) if live is not None else None
     if young is None or obj is None:
         return [update]
@@ -128,5 +131,4 @@ def _consolidation(state: MemoryState, delta: dict[str, Any],
         "to": list(young.place),
         "label_mass": dict(sorted(young.label_mass.items())),
         "n_detections": obj.n_detections + young.n_detections, "label": young.label,
-        "distance_m": math.dist(obj.center, young.center), "delta": delta["id"]}), update]
-
+        "distance_m": math.dist(obj.center, young.center), "delta": delta.id}), update]

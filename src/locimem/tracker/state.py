@@ -9,9 +9,11 @@ from __future__ import annotations
 import heapq
 from typing import Any
 
+from locimem.evidence.keyframes import Keyframe
 from locimem.index.features import FeatureMatrix
 from locimem.index.grid import SpatialGrid
 from locimem.model import ObjectState, RejectionState, TombstoneState
+from locimem.model.prior import Delta, PriorEntry
 from locimem.scene.relations import RelationConfig
 from locimem.scene.rooms import RoomMap
 from locimem.scene.state import SceneState
@@ -37,9 +39,9 @@ class MemoryState:
         # the long-term (prior) map: object id -> entry; its deltas: delta id -> delta; and
         # keyframe evidence: object id -> kept frames. Plain JSON data, set by PRIOR, DELTA
         # and KEYFRAME events (each event carries the new value whole).
-        self.prior: dict[int, dict[str, Any]] = {}
-        self.deltas: dict[int, dict[str, Any]] = {}
-        self.keyframes: dict[int, list[dict[str, Any]]] = {}
+        self.prior: dict[int, PriorEntry] = {}
+        self.deltas: dict[int, Delta] = {}
+        self.keyframes: dict[int, tuple[Keyframe, ...]] = {}
         # deltas by (kind, evidence identity) and by ("object", prior object): delta ids
         self.delta_index: dict[tuple[Any, int], list[int]] = {}
         # objects by voted label (an index, like the grid): label -> ids, and id -> label
@@ -103,12 +105,12 @@ class MemoryState:
         ]
         heapq.heapify(self._loss_queue)
 
-    def index_delta(self, delta: dict[str, Any]) -> None:
+    def index_delta(self, delta: Delta) -> None:
         """File a delta in ``delta_index`` (once; its keys never change)."""
         for key in delta_keys(delta):
             ids = self.delta_index.setdefault(key, [])
-            if delta["id"] not in ids[-1:]:
-                ids.append(delta["id"])
+            if delta.id not in ids[-1:]:
+                ids.append(delta.id)
 
     def due_for_loss(self, t: float, lost_after_s: float) -> list[int]:
         """Ids of objects (not lost, time-only belief) unseen for more than ``lost_after_s`` at
@@ -141,9 +143,10 @@ class MemoryState:
             "tombstones": {oid: t.to_dict() for oid, t in sorted(self.tombstones.items())},
             "rejections": {k: r.to_dict() for k, r in sorted(self.rejections.items())},
             "rooms": self.scene.rooms.to_dict(),
-            "prior": {oid: e for oid, e in sorted(self.prior.items())},
-            "deltas": {did: d for did, d in sorted(self.deltas.items())},
-            "keyframes": {oid: k for oid, k in sorted(self.keyframes.items())},
+            "prior": {oid: e.to_dict() for oid, e in sorted(self.prior.items())},
+            "deltas": {did: d.to_dict() for did, d in sorted(self.deltas.items())},
+            "keyframes": {oid: [k.to_dict() for k in kept]
+                          for oid, kept in sorted(self.keyframes.items())},
         }
 
     def relations_snapshot(self) -> dict[str, float]:
@@ -162,12 +165,20 @@ class MemoryState:
                             for k, v in data["tombstones"].items()}
         state.rejections = {k: RejectionState(**v) for k, v in data["rejections"].items()}
         state.scene.rooms = RoomMap.from_dict(data["rooms"])
-        for name in ("prior", "deltas", "keyframes"):  # absent from version-1 checkpoints
-            getattr(state, name).update({int(k): v for k, v in data.get(name, {}).items()})
+        # absent from version-1 checkpoints
+        state.prior = {int(k): PriorEntry.from_dict(v) for k, v in data.get("prior", {}).items()}
+        state.deltas = {int(k): Delta.from_dict(v) for k, v in data.get("deltas", {}).items()}
+        state.keyframes = {int(k): keyframes_of(v) for k, v in data.get("keyframes", {}).items()}
         return state
 
 
-def delta_keys(delta: dict[str, Any]) -> tuple[tuple[Any, int], ...]:
+def delta_keys(delta: Delta) -> tuple[tuple[Any, int], ...]:
     """The keys ``MemoryState.delta_index`` files a delta under: (kind, the identity its
     evidence comes from) and ("object", the prior object it is about)."""
-    return ((delta["kind"], delta.get("live", delta["object"])), ("object", delta["object"]))
+    return ((delta.kind, delta.evidence_id), ("object", delta.object))
+
+
+def keyframes_of(kept: list[dict[str, Any]]) -> tuple[Keyframe, ...]:
+    """The frames a KEYFRAME event (or a stored row) keeps, from their JSON form. They were
+    checked when they were made, so they are read without checking again (replay is hot)."""
+    return tuple(Keyframe.trusted(k) for k in kept)

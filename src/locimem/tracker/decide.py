@@ -482,8 +482,10 @@ def _weight(config: TrackerConfig, t: float, i: int, det: Detection, obj: Object
     it is suspect — a box far larger than the object's usual size, a live same-label object
     nearer to it, (with a camera) a place that was in view and not seen empty, or sightings
     held lately (it either joins them, or disagrees with them). Only promoted objects are
-    judged so (a tentative one's place is too uncertain), and only sightings more than half
-    the tight radius away (the scatter of one thing seen again is smoothed in) — except that
+    judged so (a tentative one's place is too uncertain), and only sightings farther than the
+    scatter of one thing seen again — half the tight radius, or three standard deviations of
+    the innovation (:func:`~locimem.tracker.belief.innovation_sigma`), up to the tight radius
+    — which is smoothed in; except that
     a far sighting of a tentative object seen by a camera is held too.
 
     The ``move_confirm_after``-th consistent held sighting (within half the tight radius of

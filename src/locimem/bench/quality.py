@@ -149,13 +149,17 @@ def seeds_for(name: str, n: int) -> list[int]:
     return [default, *range(101, 100 + n)]
 
 
-def run_seed_sweep(out: TextIO, seeds: int = 5, scenarios: Sequence[str] | None = None
-                   ) -> dict[str, list[QualityResult]]:
-    """Play each scenario with ``seeds`` seeds through locimem and the naive baseline and
-    print one row per scenario: the *worst* seed's figures (and the mean IDF1), so a figure is
-    never the luck of one day. Removal latency is pooled over the seeds (median, max, and how
-    many seen removals were never unpublished)."""
+def run_seed_sweep(out: TextIO, seeds: int = 5, scenarios: Sequence[str] | None = None,
+                   seed_list: Sequence[int] | None = None) -> dict[str, list[QualityResult]]:
+    """Play each scenario with ``seeds`` seeds (:func:`seeds_for`; or exactly ``seed_list``
+    for every scenario, e.g. days held out from tuning) through locimem and the naive baseline
+    and print one row per scenario: the *worst* seed's figures (and the mean IDF1), so a
+    figure is never the luck of one day. Removal latency is pooled over the seeds (median,
+    max, and how many seen removals were never unpublished)."""
     names = list(NAMES if scenarios is None else scenarios)
+    if seed_list is not None:
+        seed_list = [int(s) for s in seed_list]
+        seeds = len(seed_list)
     out.write(f"# locimem tracking quality over {seeds} seeds per scenario (worst seed)\n\n"
               "| " + " | ".join(SWEEP_COLUMNS) + " |\n"
               "|---|" + "---:|" * (len(SWEEP_COLUMNS) - 1) + "\n")
@@ -163,7 +167,7 @@ def run_seed_sweep(out: TextIO, seeds: int = 5, scenarios: Sequence[str] | None 
     results: dict[str, list[QualityResult]] = {}
     for name in names:
         rows = []
-        for seed in seeds_for(name, seeds):
+        for seed in (seeds_for(name, seeds) if seed_list is None else seed_list):
             scenario = build(name, seed)
             runs = {"locimem": play(scenario, tracker="locimem"),
                     "naive": play(scenario, naive_factory(), tracker="naive")}

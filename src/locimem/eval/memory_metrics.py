@@ -12,9 +12,13 @@ the place a perfect memory would hold for it (``known``), or at its true place i
 never saw it. Then:
 
 - a **duplicate** is an unmatched hypothesis within the threshold of some true object (a second
-  identity for one thing);
-- a **phantom** is an unmatched hypothesis with no true object within the threshold (a ghost
-  at a moved object's old place, a false positive that got published, a removed thing);
+  identity for one thing) — unless it is *stale*: it stood for a true object in an earlier
+  frame (its last partner) and that object is no longer within the threshold of it (taken
+  away, or moved and seen elsewhere). A stale hypothesis is the belief not having caught up
+  with a change, not a second identity, whatever happens to stand beside it;
+- a **phantom** is an unmatched hypothesis with no true object within the threshold, or a
+  stale one (a ghost at a moved object's old place, a false positive that got published, a
+  removed thing);
 - **coverage** is the fraction of ``known`` objects that have a matched hypothesis;
 - **label accuracy** is the fraction of matched hypotheses whose label is the true label.
 
@@ -261,8 +265,12 @@ def _positions(hyps: Sequence[Hypothesis]) -> np.ndarray:
 
 
 def frame_quality(truth: TruthFrame, hyps: HypFrame, labels: Mapping[int, str],
-                  threshold_m: float = 0.5) -> FrameQuality:
+                  threshold_m: float = 0.5, last_partner: Mapping[int, int] | None = None
+                  ) -> FrameQuality:
     """Match one frame's published hypotheses to the true objects (see the module docstring).
+    ``last_partner``: hypothesis id -> the true object it was last matched to in an earlier
+    frame (:func:`score` keeps it); an unmatched hypothesis whose last partner is no longer
+    within the threshold of it is stale, a phantom, not a duplicate of whatever stands near.
 
     >>> truth = TruthFrame(0.0, present={1: (0, 0, 0), 2: (3, 0, 0)},
     ...                    known={1: (0, 0, 0), 2: (2, 0, 0)})   # 2 moved, unseen
@@ -271,6 +279,9 @@ def frame_quality(truth: TruthFrame, hyps: HypFrame, labels: Mapping[int, str],
     >>> q = frame_quality(truth, hyps, {1: "cup", 2: "cup"})
     >>> q.pairs, q.duplicates, q.phantoms, q.coverage, q.n_labels_right
     (((1, 8, 0.1), (2, 9, 0.0)), ((7, 1),), (5,), 1.0, 2)
+    >>> q = frame_quality(truth, hyps, {1: "cup", 2: "cup"}, last_partner={7: 3})  # 3: gone
+    >>> q.duplicates, q.phantoms
+    ((), (7, 5))
     """
     ref_ids, ref_pos = _reference(truth)
     pub = list(hyps.published)
@@ -279,8 +290,14 @@ def frame_quality(truth: TruthFrame, hyps: HypFrame, labels: Mapping[int, str],
     by_id = {h.id: h for h in pub}
     duplicates: list[tuple[int, int]] = []
     phantoms: list[int] = []
+    ref_at = dict(zip(ref_ids, ref_pos.tolist(), strict=True))
     for h in pub:
         if h.id in matched_h:
+            continue
+        was = None if last_partner is None else last_partner.get(h.id)
+        if was is not None and (was not in ref_at
+                                or math.dist(ref_at[was], h.center) > threshold_m):
+            phantoms.append(h.id)  # stale: what it stood for is gone from here
             continue
         if ref_ids:
             d = np.linalg.norm(ref_pos - np.asarray(h.center), axis=1)
@@ -461,8 +478,12 @@ def score(truths: Sequence[TruthFrame], hyps: Sequence[HypFrame], labels: Mappin
          for t, hf in zip(truths, hyps, strict=True)),
         threshold_m=threshold_m,
     )
-    quality = [frame_quality(t, hf, labels, threshold_m)
-               for t, hf in zip(truths, hyps, strict=True)]
+    quality = []
+    last_partner: dict[int, int] = {}  # hypothesis -> the true object it last stood for
+    for t, hf in zip(truths, hyps, strict=True):
+        q = frame_quality(t, hf, labels, threshold_m, last_partner)
+        quality.append(q)
+        last_partner.update((h, o) for o, h, _ in q.pairs)
     n_pairs = sum(len(q.pairs) for q in quality)
     questions = recall_questions(truths, labels)
     return MemoryReport(

@@ -43,6 +43,7 @@ from locimem.tracker.associate import (
 from locimem.tracker.belief import (
     absence_credit,
     detection_probability,
+    innovation_sigma,
     look_factor,
     position_gain,
 )
@@ -481,8 +482,10 @@ def _weight(config: TrackerConfig, t: float, i: int, det: Detection, obj: Object
     it is suspect — a box far larger than the object's usual size, a live same-label object
     nearer to it, (with a camera) a place that was in view and not seen empty, or sightings
     held lately (it either joins them, or disagrees with them). Only promoted objects are
-    judged so (a tentative one's place is too uncertain), and only sightings more than half
-    the tight radius away (the scatter of one thing seen again is smoothed in) — except that
+    judged so (a tentative one's place is too uncertain), and only sightings farther than the
+    scatter of one thing seen again — half the tight radius, or three standard deviations of
+    the innovation (:func:`~locimem.tracker.belief.innovation_sigma`), up to the tight radius
+    — which is smoothed in; except that
     a far sighting of a tentative object seen by a camera is held too.
 
     The ``move_confirm_after``-th consistent held sighting (within half the tight radius of
@@ -496,7 +499,12 @@ def _weight(config: TrackerConfig, t: float, i: int, det: Detection, obj: Object
         return (1.0 if dist > tight else ema), False
     big = obj.promoted and _too_big(det, obj, config.suspect_size_ratio)
     near = dist <= tight
-    if dist <= tight / 2 or (near and (not obj.promoted or places.camera is None)):
+    # the scatter of one thing seen again: half the tight radius, or (up to the tight radius)
+    # three standard deviations of the innovation — a young estimate seen from afar is
+    # uncertain by centimetres, and its sightings must not be held as outliers
+    scatter = min(tight, max(tight / 2, 3.0 * innovation_sigma(config, obj, det,
+                                                                 places.camera)))
+    if dist <= scatter or (near and (not obj.promoted or places.camera is None)):
         return (0.0 if big else ema), False
     recent = [h for h in obj.held if t - h[0] <= config.held_window_s]
     cluster = [h for h in recent if math.dist(h[1:4], det.center) <= tight / 2]

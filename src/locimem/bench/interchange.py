@@ -104,7 +104,7 @@ def build_store(path: Path, n_objects: int, n_observations: int, *, feature_dim:
                         weight=config.position_alpha, feature=noisy))
                     seq += 1
                 commit_id += 1
-            mem._commit(records)
+            mem._commit(records)  # pre-decided records: the bench builds the log directly
         counts = {table: mem.store.count(table, SCOPE)
                   for table in ("commits", "observations", "events", "objects")}
     return counts

@@ -25,6 +25,7 @@ from typing import Any, TextIO
 
 from locimem.memory import ObjectMemory
 from locimem.model import Detection
+from locimem.tracker.load import load_state
 
 SPACING_M = 0.8
 SIZE = (0.1, 0.1, 0.1)
@@ -107,8 +108,8 @@ def reader(path: str, seconds: float, out: str, rebuild: bool = False) -> None:
             with mem:
                 why = torn(mem)
                 if why is None and rebuild and mem.now is not None:
-                    replay = mem._load_state(from_log=True,
-                                             until_commit=mem.state.next_commit - 1)
+                    replay = load_state(mem.store, mem.scope, mem.config, from_log=True,
+                                        until_commit=mem.state.next_commit - 1)
                     if replay.snapshot() != mem.snapshot():
                         why = "the loaded state differs from a replay to the same commit"
                 if why is not None:

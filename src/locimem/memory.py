@@ -30,7 +30,7 @@ from locimem.check import (
     check_unit_interval,
 )
 from locimem.config import TrackerConfig
-from locimem.errors import InvalidInput, LocimemError, ReadOnly
+from locimem.errors import InvalidInput, LocimemError, ReadOnly, ScopeError
 from locimem.evidence.keyframes import Keyframe, make_candidate
 from locimem.evidence.keyframes import could_join as could_join_keyframes
 from locimem.evidence.keyframes import offer as offer_keyframe
@@ -62,8 +62,10 @@ from locimem.tracker.deltas import reviewed as reviewed_delta
 from locimem.tracker.governance import (
     decide_attributes,
     decide_forget,
+    decide_merge,
     decide_move,
     decide_relabel,
+    decide_split,
 )
 from locimem.tracker.retention import CHANGE_KINDS, select_kept
 from locimem.tracker.state import MemoryState
@@ -136,6 +138,8 @@ class ObjectMemory(MemoryReader):
             StoreLocked: another process has the store open for writing.
             NotAStore: the file is not a locimem store.
             SchemaVersionError: the store is from a newer locimem.
+            ScopeError: ``read_only`` and the store holds scopes, but not ``scope`` (the
+                message names the ones it holds; ``.scopes`` lists them).
             CorruptStore: the file is damaged (the check found it, or the scope's state
                 could not be read); ``locimem validate`` says where.
         """
@@ -148,6 +152,8 @@ class ObjectMemory(MemoryReader):
         make_index = _check_vector_index(vector_index)
         store = SQLiteStore(path, read_only=read_only, durable=durable, check=check)
         try:
+            if read_only:  # a reader of a scope the store does not hold would see nothing
+                _check_scope_held(store, scope)
             return cls(store, scope, config, clock, text_encoder, make_index)
         except LocimemError:
             store.close()
@@ -419,6 +425,39 @@ class ObjectMemory(MemoryReader):
         records = decide_forget(self._state, obj, when, actor, reason, recorded)
         self._commit(records)
         return records[-1]  # type: ignore[return-value]
+
+    def merge(self, object_id: int, other_id: int, *, actor: str = "operator",
+              reason: str | None = None, t: float | None = None) -> Event:
+        """Say two identities are one thing: ``other_id`` is MERGED into ``object_id``, which
+        keeps its id, both histories (``history()``), the summed label votes and the place of
+        the one seen last. Recorded as a correction with ``actor`` and ``reason`` (see
+        :meth:`audit`); undo it with :meth:`split`. Returns the MERGED event."""
+        obj, actor, reason, when, recorded = self._correction_args("merge", object_id, actor,
+                                                                    reason, t)
+        other = self._object(other_id)
+        if other.id == obj.id:
+            raise InvalidInput(f"cannot merge object {obj.id} with itself")
+        records = decide_merge(self._state, obj, other, when, actor, reason, recorded)
+        self._commit(records)
+        return records[-1]  # type: ignore[return-value]
+
+    def split(self, object_id: int, center: Sequence[float], *, label: str | None = None,
+              size: Sequence[float] | None = None, actor: str = "operator",
+              reason: str | None = None, t: float | None = None) -> Event:
+        """Say an identity is two things: the other one is a ``label`` (default: the
+        object's) at ``center`` (x, y, z; metres, map frame) of ``size`` (default: the
+        object's). It becomes a new, published object with the person's label pinned; the
+        tracker will not merge the two again. Recorded as a correction (see :meth:`audit`);
+        undo it with :meth:`merge`. Returns the SPLIT event (``data["into"]``: the new id)."""
+        center = check_coordinate_domain(center, "center")
+        obj, actor, reason, when, recorded = self._correction_args("split", object_id, actor,
+                                                                    reason, t)
+        label = obj.label if label is None else check_label(label)
+        size = obj.size if size is None else check_size_domain(size, "size")
+        records = decide_split(self._state, obj, self._state.next_object_id, label, center,
+                               size, when, actor, reason, recorded)
+        self._commit(records)
+        return records[1]  # type: ignore[return-value]
 
 
     # -- the prior (long-term) map and its deltas ----------------------------------------------
@@ -857,6 +896,16 @@ def _check_prior_entry(i: int, entry: Any, scene: str) -> dict[str, Any]:
         "source": f"prior:{scene}",
         "prior_id": prior_id,
     }
+
+
+def _check_scope_held(store: Store, scope: str) -> None:
+    """A read-only open names a scope the store holds (any scope of an empty store)."""
+    scopes = store.scopes()
+    if scopes and scope not in scopes:
+        error = ScopeError(f"{store.path} holds no scope {scope!r}; its scopes: "
+                           f"{', '.join(repr(s) for s in scopes)}")
+        error.scopes = scopes  # type: ignore[attr-defined]
+        raise error
 
 
 def _check_encoder(encoder: Any) -> Encoder | None:

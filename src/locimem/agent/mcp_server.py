@@ -192,3 +192,8 @@ def serve_stdio(path: str | os.PathLike[str], scope: str = "default",
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
+
+
+def serve_http(path: str | os.PathLike[str], scope: str = "default", allow_writes: bool = False,
+               *, host: str = "127.0.0.1", port: int = 8765, announce: bool = False) -> None:
+    raise NotImplementedError

@@ -23,15 +23,14 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from locimem.errors import NotFound, ScopeError
-from locimem.query.hedge import sanitize
+from locimem.query.hedge import UNIX_TIME, sanitize
 
 if TYPE_CHECKING:
     from locimem.memory import ObjectMemory
     from locimem.model import TrackedObject
     from locimem.query.reader import MemoryReader
 
-UNIX_TIME_MIN = 1e9  # a valid time at or past 2001-09-09 reads as Unix time
-UNIX_TIME_MAX = 1e10  # ... and before 2286
+UNIX_TIME_MIN, UNIX_TIME_MAX = UNIX_TIME  # a valid time in this range reads as Unix time
 
 
 # -- arguments ---------------------------------------------------------------------------------

@@ -195,16 +195,18 @@ def cmd_recall(args: argparse.Namespace) -> int:
     with open_memory(args) as mem:
         r = mem.recall(args.name)
         room = None if r.object_id is None else room_of(mem, r.object_id)
+        best = None if r.object_id is None else object_doc(mem, mem.get(r.object_id))
+        # in words with what it rests on and its room (recall's own text gives coordinates)
+        description = None if r.object_id is None else mem.describe(r.object_id)
         others = [object_doc(mem, mem.get(oid)) for oid in r.others]
-    doc = {"query": r.query, "found": r.found, "text": r.text, "object_id": r.object_id,
+    doc = {"query": r.query, "found": r.found, "text": r.text, "description": description,
+           "object_id": r.object_id,
            "label": r.label, "status": None if r.status is None else r.status.value,
            "center": None if r.center is None else rounded(list(r.center)),
            "room": room, "last_seen": r.last_seen,
            "confidence": None if r.confidence is None else round(r.confidence, 3),
-           "lost_at": r.lost_at, "others": others}
-    lines = [r.text]
-    if room is not None:
-        lines[0] += f" (in the {sanitize(room)})"
+           "lost_at": r.lost_at, "object": best, "others": others}
+    lines = [r.text if description is None else description]
     if others:
         lines.append(f"Also called that ({len(others)}):")
         lines += [f"  {object_line(o)}" for o in others]

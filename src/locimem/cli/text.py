@@ -69,6 +69,8 @@ def _correction(d: dict[str, Any]) -> str:
     field = d.get("field")
     if field == "label":
         pinned = " (pinned)" if d.get("pin") else ""
+        if d["from"] == d["to"]:
+            return f"label {sanitize(d['to'])!r}{pinned}"
         return f"label {sanitize(d['from'])!r} -> {sanitize(d['to'])!r}{pinned}"
     if field == "center":
         return f"moved {place(d['from'])} -> {place(d['to'])} ({d['distance_m']:.2f} m)"

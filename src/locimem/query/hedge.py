@@ -47,7 +47,7 @@ def hedged_sentence(obj: ObjectState, status: ObjectStatus, now: float,
     name = f"The {sanitize(obj.label)} (#{obj.id})"  # perception-derived: never raw
     is_, was, it = ("are", "were", "they") if plural(obj.label) else ("is", "was", "it")
     where = where or f"at {place_text(obj.center)}"
-    seen = f"last seen {ago(now - obj.last_seen)} (t={obj.last_seen:.1f} s)"
+    seen = f"last seen {ago(now - obj.last_seen)} ({when(obj.last_seen)})"
     if status is ObjectStatus.CONFIRMED:
         return f"{name} {is_} {where}; {seen}."
     if status is ObjectStatus.TENTATIVE:
@@ -58,7 +58,24 @@ def hedged_sentence(obj: ObjectState, status: ObjectStatus, now: float,
                 f"{'them' if it == 'they' else 'it'}; {it} may have been moved or taken.")
     lost_at = obj.lost_at if obj.lost_at is not None else now
     return (f"{name} {is_} lost: {seen} {where} and not seen since; I gave "
-            f"{'them' if it == 'they' else 'it'} up at t={lost_at:.1f} s.")
+            f"{'them' if it == 'they' else 'it'} up at {when(lost_at)}.")
+
+
+UNIX_TIME = (1e9, 1e10)  # a valid time in [2001-09-09, 2286) reads as Unix time
+
+
+def when(t: float) -> str:
+    """A valid time in a sentence: ISO 8601 (UTC, to the second) when it looks like Unix
+    time, else seconds.
+
+    >>> when(1764600000.4), when(12.0)
+    ('2025-12-01T14:40:00Z', 't=12.0 s')
+    """
+    if UNIX_TIME[0] <= t < UNIX_TIME[1]:
+        from datetime import datetime, timezone
+
+        return datetime.fromtimestamp(t, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return f"t={t:.1f} s"
 
 
 def plural(label: str) -> bool:

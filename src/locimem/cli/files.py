@@ -258,13 +258,14 @@ def parser_restore(sub: Sub) -> None:
     p.add_argument("store", metavar="STORE", help="where to restore the store")
     p.add_argument("--force", action="store_true", help="replace an existing store")
     add_json(p)
+    add_quiet(p)
     p.set_defaults(func=cmd_restore)
 
 
 def cmd_restore(args: argparse.Namespace) -> int:
     from locimem.interchange.snapshot import restore
 
-    info = restore(args.archive, args.store, force=args.force)
+    info = restore(args.archive, args.store, force=args.force, progress=progress(args))
     document(args, {"store": args.store, "archive": str(info.path), "sha256": info.sha256,
                     "schema_version": info.schema_version},
              [f"restored {args.store} from {info.path} (sha256 verified, schema "

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from locimem.agent import jsonschema
+from locimem.agent.arguments import Arguments, normalise
 from locimem.agent.facts import (
     LABEL_CHARS,
     NAME_CHARS,
@@ -248,12 +248,22 @@ def _parse_arguments(spec: ToolSpec, arguments: Any) -> dict[str, Any]:
     if not isinstance(arguments, dict):
         raise ToolError(f"{spec.name}: arguments must be a JSON object")
     try:
-        problems = jsonschema.validate(arguments, spec.parameters)
+        problems = _checker(spec).problems(arguments)
     except RecursionError:
         raise ToolError(f"{spec.name}: arguments are nested too deeply") from None
     if problems:
         raise ToolError(f"{spec.name}: invalid arguments: {'; '.join(problems)}")
-    return jsonschema.normalise(arguments, spec.parameters)
+    return normalise(arguments, spec.parameters)
+
+
+_CHECKERS: dict[str, Arguments] = {}  # compiled once per tool (the specs are constants)
+
+
+def _checker(spec: ToolSpec) -> Arguments:
+    checker = _CHECKERS.get(spec.name)
+    if checker is None or checker.schema is not spec.parameters:
+        checker = _CHECKERS[spec.name] = Arguments(spec.parameters)
+    return checker
 
 
 def _ids_in(value: Any) -> set[int]:
@@ -626,5 +636,5 @@ SPECS: tuple[ToolSpec, ...] = (
         _forget, writes=True),
 )
 
-for _spec in SPECS:  # a schema may only use what the checker checks
-    jsonschema.check_schema(_spec.parameters)
+for _spec in SPECS:  # a schema may only use what the checker words messages for
+    _checker(_spec)

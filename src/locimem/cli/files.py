@@ -364,6 +364,11 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
     from locimem.ingest import ingest, source_kind
 
+    if getattr(args, "tracker_config", None) is not None:
+        raise InvalidInput("--config: ingest does not take tracker settings yet (it opens the "
+                           "store with the defaults); open the store with ObjectMemory.open("
+                           "..., config=TrackerConfig.from_toml(...)) and feed it from Python")
+
     kind = source_kind(args.source)
     options = None
     bag_only = {"detections": "/detections", "map_frame": "map", "camera_info": "auto",

@@ -236,8 +236,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         serve_stdio(args.store, scope=scope, allow_writes=args.allow_writes)
         return 0
     host, sep, port = args.http.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-        return fail(f"--http takes HOST:PORT (e.g. 127.0.0.1:8765), got {args.http!r}")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) < 65536:
+        return fail(f"--http takes HOST:PORT (e.g. 127.0.0.1:8765; port 0: any free port, "
+                    f"announced with --json), got {args.http!r}")
     serve_http(args.store, scope=scope, allow_writes=args.allow_writes,
                host=host, port=int(port), announce=args.json)
     return 0

@@ -9,7 +9,7 @@ import math
 import pytest
 
 from locimem import Detection, ObjectMemory
-from locimem.agent import jsonschema
+from locimem.agent.arguments import Arguments, check_schema
 from locimem.agent.tools import SPECS, ToolRegistry
 from locimem.errors import ReadOnly, ToolError
 
@@ -63,10 +63,10 @@ def test_the_home_is_what_the_tests_assume(home):
 # -- schemas ------------------------------------------------------------------------------------
 @pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
 def test_every_tool_schema_validates_its_own_examples(spec):
-    jsonschema.check_schema(spec.parameters)
+    check_schema(spec.parameters)
     assert spec.examples, f"{spec.name} has no examples"
     for example in spec.examples:
-        assert jsonschema.validate(example, spec.parameters) == [], (spec.name, example)
+        assert Arguments(spec.parameters).problems(example) == [], (spec.name, example)
     assert spec.parameters["type"] == "object"
     assert spec.parameters["additionalProperties"] is False
     for prop in spec.parameters["properties"].values():

@@ -73,7 +73,10 @@ def test_recall_exit_codes(demo_store):
     missing = _run("recall", str(path), "teapot", "--scope", "kitchen")
     assert missing.returncode == 1 and "no memory" in missing.stdout
     other_scope = _run("recall", str(path), "cup", "--scope", "garage")
-    assert other_scope.returncode == 1  # another scope never sees the kitchen's cup
+    assert other_scope.returncode == 2  # a scope the store does not hold is an error
+    assert other_scope.stderr == (f"error: {path} holds no scope 'garage'; its scopes: "
+                                  "'kitchen'\n")
+    assert other_scope.stdout == ""
 
 
 def test_errors_are_one_line_not_tracebacks(tmp_path):

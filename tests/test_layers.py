@@ -18,7 +18,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "locimem"
 
 # lowest first; a name is a top-level module or subpackage of locimem
 LAYERS: list[set[str]] = [
-    {"errors"},  # one exception hierarchy
+    {"errors", "version"},  # one exception hierarchy; the version string
     {"check", "progress", "words"},  # validation, progress bars, how labels are spelled
     {"model", "index"},  # the record and object state; spatial and vector indexes
     {"config", "geometry"},  # tracker settings; camera geometry

@@ -1,9 +1,11 @@
-"""The MCP server, through the official SDK's own client: in-process, and once over a real
-stdio subprocess (``python -m locimem mcp STORE``)."""
+"""The MCP server, through the official SDK's own client: in-process, over a real stdio
+subprocess (``python -m locimem mcp STORE``) and over streamable HTTP on loopback
+(``python -m locimem mcp STORE --http 127.0.0.1:0``), listing and calling every tool."""
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import pytest
@@ -18,7 +20,8 @@ anyio = pytest.importorskip("anyio")
 
 from mcp import Client, StdioServerParameters  # noqa: E402
 
-from locimem.agent.mcp_server import build_server  # noqa: E402
+import locimem  # noqa: E402
+from locimem.agent.mcp_server import OUTPUT_SCHEMA, build_server  # noqa: E402
 
 
 def run(coro_fn, *args):
@@ -27,7 +30,9 @@ def run(coro_fn, *args):
 
 def payload(result) -> dict:
     assert result.is_error is False, result.content[0].text
-    return json.loads(result.content[0].text)
+    data = json.loads(result.content[0].text)
+    assert result.structured_content == data  # structured, and the same as text
+    return data
 
 
 @pytest.fixture(scope="module")
@@ -49,6 +54,9 @@ def test_lists_and_calls_the_tools_in_process(home):
             where = next(t for t in listed if t.name == "where_is")
             assert where.input_schema == home.tools().spec("where_is").parameters
             assert where.annotations.read_only_hint is True
+            assert all(t.output_schema == OUTPUT_SCHEMA for t in listed)
+            assert (client.server_info.name, client.server_info.version) == (
+                "locimem", locimem.__version__)
             r = payload(await client.call_tool("where_is", {"name": "cup"}))
             assert r["cite"] == [1, 2]
             assert r["answer"].startswith('The "cup" (#2) is on the "table"')
@@ -133,7 +141,8 @@ def test_over_a_real_stdio_subprocess_read_only_and_fresh(store_path):
     build_home(ObjectMemory.open(store_path, scope="home")).close()
     params = StdioServerParameters(command=sys.executable,
                                    args=["-m", "locimem", "mcp", str(store_path),
-                                         "--scope", "home"])
+                                         "--scope", "home"],
+                                   env=dict(os.environ))  # this checkout's locimem
 
     async def main():
         async with Client(params, read_timeout_seconds=30) as client:
@@ -159,3 +168,36 @@ def test_cli_without_a_store(tmp_path, capsys):
 
     assert main(["mcp", str(tmp_path / "missing.loci")]) == 2
     assert "no store at" in capsys.readouterr().err
+
+
+def test_over_streamable_http_on_loopback_every_tool(store_path):
+    import subprocess
+
+    build_home(ObjectMemory.open(store_path, scope="home")).close()
+    with ObjectMemory.open(store_path, scope="home", read_only=True) as mem:
+        specs = list(mem.tools())
+    proc = subprocess.Popen([sys.executable, "-m", "locimem", "mcp", str(store_path),
+                             "--http", "127.0.0.1:0", "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert line, proc.stderr.read()
+        url = json.loads(line)["url"]
+        assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
+
+        async def main():
+            async with Client(url, read_timeout_seconds=30) as client:
+                assert client.server_info.version == locimem.__version__
+                listed = (await client.list_tools()).tools
+                assert [t.name for t in listed] == [s.name for s in specs]
+                for spec in specs:
+                    for example in spec.examples:
+                        result = await client.call_tool(spec.name, example)
+                        assert isinstance(payload(result)["cite"], list), spec.name
+                bad = await client.call_tool("describe_object", {"object_id": 0})
+                assert bad.is_error and "object_id: must be at least 1" in bad.content[0].text
+
+        run(main)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

@@ -53,8 +53,8 @@ def test_quick_start_runs_and_prints_what_it_claims(tmp_path, monkeypatch):
 def test_the_two_setup_commands_are_the_ci_command():
     text = README.read_text()
     ci = (README.parent / ".ci" / "run").read_text()
-    test_cmd = ('python -m pip install -e ".[test,text,vectors,mcp,usd,graph,kuzu,rerun,ros]" '
-                "&& python -m pytest")
+    test_cmd = ('python -m pip install -e ".[test,text,vectors,mcp,usd,graph,kuzu,rerun,ros,'
+                'toml]" && python -m pytest')
     assert test_cmd in text and test_cmd in ci
     assert "python -m pip install . && locimem demo" in text
 
@@ -62,8 +62,9 @@ def test_the_two_setup_commands_are_the_ci_command():
 def test_every_documented_command_has_help():
     commands = sorted(set(re.findall(r"`locimem (\w+)", README.read_text())))
     assert commands == ["audit", "bench", "compact", "consolidate", "deltas", "demo", "events",
-                        "export", "find", "import", "ingest", "inspect", "map", "mcp", "near",
-                        "query", "recall", "rerun", "restore", "snapshot", "validate"]
+                        "export", "find", "forget", "history", "import", "ingest", "inspect",
+                        "map", "mcp", "merge", "move", "near", "query", "recall", "relabel",
+                        "rerun", "restore", "set", "snapshot", "split", "validate"]
     for command in commands:
         proc = subprocess.run([sys.executable, "-m", "locimem", command, "--help"],
                               capture_output=True, text=True, check=False)

@@ -294,7 +294,12 @@ def test_forgetting_in_one_scope_does_not_suppress_another(copy: tuple[Path, Any
 
 def test_an_unused_scope_reads_empty(shared: tuple[Path, Any]) -> None:
     path, _ = shared
-    with ObjectMemory.open(path, scope="home/kitchen/drawer", read_only=True) as memory:
+    with pytest.raises(ScopeError, match=r"holds no scope 'home/kitchen/drawer'; its scopes: "
+                                         r"'HOME', 'home', 'home/kitchen'$") as caught:
+        ObjectMemory.open(path, scope="home/kitchen/drawer", read_only=True)
+    assert caught.value.scopes == ["HOME", "home", "home/kitchen"]
+    # a writer may open a scope that holds nothing yet (it is about to write one)
+    with ObjectMemory.open(path, scope="home/kitchen/drawer") as memory:
         assert memory.now is None
         assert memory.objects() == [] and memory.events() == [] and memory.audit() == []
         assert memory.rejected() == [] and memory.rejections() == []

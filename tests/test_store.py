@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from locimem import EventKind, ObjectMemory
-from locimem.errors import NotFound
+from locimem.errors import NotFound, ScopeError
 from locimem.model import Event, Observation
 from tests.helpers import det
 from tests.store.scans import fill_two_scopes
@@ -51,7 +51,10 @@ def test_scopes_sharing_a_file_never_see_each_other(store_path: Path) -> None:
         # both rebuild from their own slice of the log
         assert a.rebuild_from_log().snapshot() == a.snapshot()
         assert b.rebuild_from_log().snapshot() == b.snapshot()
-    with ObjectMemory.open(store_path, scope="nobody", read_only=True) as empty:
+    with pytest.raises(ScopeError, match="holds no scope 'nobody'; its scopes: "
+                                         "'home/kitchen', 'office'"):
+        ObjectMemory.open(store_path, scope="nobody", read_only=True)  # a reader of nothing
+    with ObjectMemory.open(store_path, scope="nobody") as empty:  # a writer starts it
         assert empty.objects() == [] and empty.events() == [] and empty.now is None
         assert empty.recall("cup").found is False
 

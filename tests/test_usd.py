@@ -216,12 +216,21 @@ def test_a_memory_without_rooms_puts_everything_in_unassigned(mem, tmp_path) -> 
 def test_a_lost_object_is_exported_invisible(house, tmp_path) -> None:
     house.observe(60.0, scan("bed") + yard())  # the bed, unseen for 46 s, is lost
     assert house.get(ID["bed"]).status is ObjectStatus.LOST
-    _, stage = exported(house, tmp_path / "house.usda")
+    _, stage = exported(house, tmp_path / "published.usda")
+    assert ID["bed"] not in object_prims(stage)  # only published objects, unless asked
+    _, stage = exported(house, tmp_path / "house.usda", include=["lost"])
     prims = object_prims(stage)
     bed = prims[ID["bed"]]
     assert bed.GetAttribute("locimem:status").Get() == "lost"
     assert UsdGeom.Imageable(bed).ComputeVisibility() == UsdGeom.Tokens.invisible
     assert UsdGeom.Imageable(prims[ID["cup"]]).ComputeVisibility() == UsdGeom.Tokens.inherited
+
+
+def test_unpublished_statuses_are_checked(house, tmp_path) -> None:
+    with pytest.raises(InvalidInput, match=r"^include must name statuses among doubted, lost, "
+                                           r"tentative, got \['confirmed'\]$"):
+        export_usd(house, tmp_path / "x.usda", include=["confirmed"])
+    assert not (tmp_path / "x.usda").exists()
 
 
 # -- names ---------------------------------------------------------------------------------------

@@ -124,7 +124,7 @@ def test_bad_paths_and_empty_scopes_write_nothing(tmp_path: Path, house: Path) -
             write_map(mem, out / "dir.html")
         with pytest.raises(InvalidInput, match="title must be a string"):
             write_map(mem, out / "map.html", title=3)  # type: ignore[arg-type]
-    with ObjectMemory.open(house, scope="nobody", read_only=True) as mem, \
+    with ObjectMemory.open(house, scope="nobody") as mem, \
             pytest.raises(NotFound, match="scope 'nobody' has no records to draw"):
         write_map(mem, out / "map.html")
     assert sorted(p.name for p in out.iterdir()) == ["dir.html"]
@@ -144,10 +144,13 @@ def test_the_command(house: Path, tmp_path: Path) -> None:
                            "self-contained); open it in a browser\n")
     with ObjectMemory.open(house, scope="home", read_only=True) as mem:
         assert out.read_text(encoding="utf-8") == render_map_html(map_data(mem))
-    proc = _cli("map", str(house), "-o", str(tmp_path / "other.html"))  # scope 'default'
+    proc = _cli("map", str(house), "-o", str(tmp_path / "other.html"))  # the only scope
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "other.html").read_bytes() == out.read_bytes()
+    (tmp_path / "other.html").unlink()
+    proc = _cli("map", str(house), "--scope", "default", "-o", str(tmp_path / "other.html"))
     assert proc.returncode == 2
-    assert proc.stderr == ("error: scope 'default' has no records to draw (scopes in this "
-                           "store: 'home'); pick one with --scope\n")
+    assert proc.stderr == f"error: {house} holds no scope 'default'; its scopes: 'home'\n"
     proc = _cli("map", str(tmp_path / "nope.loci"), "-o", str(tmp_path / "x.html"))
     assert (proc.returncode, proc.stderr.count("\n")) == (2, 1)
     assert proc.stderr.startswith("error: no store at")

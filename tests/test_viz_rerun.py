@@ -196,7 +196,7 @@ def test_bad_input_writes_nothing(tmp_path: Path, house_rrd: tuple[Path, Any]) -
             write_rerun(mem, out / "memory.rrd", recording_id="")
         with pytest.raises(InvalidInput, match=r"recording must be a rerun\.RecordingStream"):
             RerunLogger(mem, "rec")
-    with ObjectMemory.open(d / "house.loci", scope="nobody", read_only=True) as mem, \
+    with ObjectMemory.open(d / "house.loci", scope="nobody") as mem, \
             pytest.raises(NotFound, match="scope 'nobody' has no records to draw"):
         write_rerun(mem, out / "memory.rrd")
     assert list(out.iterdir()) == []

@@ -116,7 +116,7 @@ def test_a_simulated_day_of_moves_across_rooms(tmp_path: Path) -> None:
 
 
 def test_empty_scope_and_bad_input(tmp_path: Path, house: Path) -> None:
-    with ObjectMemory.open(house, scope="elsewhere", read_only=True) as mem:
+    with ObjectMemory.open(house, scope="elsewhere") as mem:  # read-only: a ScopeError
         assert list(iter_story(mem)) == []
         with pytest.raises(NotFound, match=r"scope 'elsewhere' has no records to draw "
                                            r"\(scopes in this store: 'home'\)"):

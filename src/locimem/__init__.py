@@ -18,8 +18,7 @@ from locimem.config import TrackerConfig
 from locimem.errors import InvalidInput, LocimemError, NotFound
 from locimem.memory import ObjectMemory
 from locimem.model import Camera, Detection, EventKind, ObjectStatus
-
-__version__ = "0.1.0"
+from locimem.version import __version__
 
 __all__ = [
     "Camera",

@@ -8,6 +8,7 @@ the same memory. The config only shapes *new* decisions and how beliefs are read
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -277,3 +278,67 @@ class TrackerConfig:
                 except TypeError as exc:
                     raise InvalidInput(f"{name}: {exc}") from None
         return cls(**data)
+
+    @classmethod
+    def from_toml(cls, path: str | os.PathLike[str]) -> TrackerConfig:
+        """Read a config from a TOML file: a ``[tracker]`` table of :class:`TrackerConfig`
+        fields and a ``[relations]`` table of :class:`RelationConfig` fields, both optional;
+        what is left out keeps its default. (``tomllib`` on Python 3.11+; on 3.10 the
+        ``tomli`` package, the ``toml`` extra.)
+
+        Raises :class:`InvalidInput` naming the file and, where it applies, the table and the
+        setting: a file that cannot be read or is not TOML, an unknown table or setting, a
+        value of the wrong type or out of range.
+
+        >>> import pathlib, tempfile
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "robot.toml"
+        >>> _ = path.write_text("[tracker]\\ntau_s = 20.0\\n[relations]\\non_gap_m = 0.08\\n")
+        >>> config = TrackerConfig.from_toml(path)
+        >>> config.tau_s, config.relations.on_gap_m, config.promote_after
+        (20.0, 0.08, 6)
+        """
+        name = os.fspath(path)
+        data = _read_toml(name)
+        unknown = sorted(set(data) - {"tracker", "relations"})
+        if unknown:
+            raise InvalidInput(f"{name}: unknown table(s) {', '.join(unknown)} (a config has "
+                               "[tracker] and [relations])")
+        tables: dict[str, dict[str, Any]] = {}
+        for table, kind in (("tracker", cls), ("relations", RelationConfig)):
+            values = data.get(table, {})
+            if not isinstance(values, dict):
+                raise InvalidInput(f"{name}: {table} must be a table ([{table}]), got a "
+                                   f"{type(values).__name__}")
+            known = {f.name for f in fields(kind)} - set(_NESTED)
+            extra = sorted(set(values) - known)
+            if extra:
+                raise InvalidInput(f"{name}: [{table}] has no setting {extra[0]!r} (known: "
+                                   f"{', '.join(sorted(known))})")
+            tables[table] = values
+        try:
+            relations = RelationConfig(**tables["relations"])
+        except InvalidInput as exc:
+            raise InvalidInput(f"{name}: [relations] {exc}") from None
+        try:
+            return cls(**tables["tracker"], relations=relations)
+        except InvalidInput as exc:
+            raise InvalidInput(f"{name}: [tracker] {exc}") from None
+
+
+def _read_toml(name: str) -> dict[str, Any]:
+    """A TOML file's tables (tomllib, else tomli on Python 3.10)."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        try:
+            import tomli as tomllib  # type: ignore[no-redef]
+        except ModuleNotFoundError:
+            raise InvalidInput("reading a TOML config on Python 3.10 needs tomli: "
+                               "pip install 'locimem[toml]'") from None
+    try:
+        with open(name, "rb") as f:
+            return tomllib.load(f)
+    except OSError as exc:
+        raise InvalidInput(f"cannot read the config {name!r}: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InvalidInput(f"{name} is not valid TOML: {exc}") from None

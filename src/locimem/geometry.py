@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from scipy.spatial.transform import Rotation
 
 from locimem.errors import InvalidInput
 from locimem.model import Camera
@@ -102,47 +103,26 @@ def check_points(points: Any, name: str = "points") -> np.ndarray:
 
 
 def rotation_matrix_from_wxyz(quat_wxyz: Sequence[float]) -> np.ndarray:
-    """The 3x3 rotation matrix of a unit quaternion (w, x, y, z).
+    """The 3x3 rotation matrix of a quaternion (w, x, y, z), normalised first
+    (``scipy.spatial.transform.Rotation``, which takes x, y, z, w).
 
     >>> rotation_matrix_from_wxyz((1.0, 0.0, 0.0, 0.0)).tolist()
     [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
     """
     w, x, y, z = (float(v) for v in quat_wxyz)
-    n = math.sqrt(w * w + x * x + y * y + z * z)
-    if n < 1e-12:
+    if math.sqrt(w * w + x * x + y * y + z * z) < 1e-12:
         raise InvalidInput("quaternion must be non-zero (w, x, y, z)")
-    w, x, y, z = w / n, x / n, y / n, z / n
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-    ])
+    return Rotation.from_quat([x, y, z, w]).as_matrix()
 
 
 def quaternion_wxyz_from_matrix(rotation: np.ndarray) -> tuple[float, float, float, float]:
-    """The unit quaternion (w, x, y, z), with w >= 0, of a 3x3 rotation matrix (Shepperd's
-    method: numerically safe for every rotation)."""
+    """The unit quaternion (w, x, y, z), with w >= 0, of a 3x3 rotation matrix
+    (``scipy.spatial.transform.Rotation``; safe for every rotation)."""
     m = np.asarray(rotation, dtype=np.float64)
     if m.shape != (3, 3):
         raise InvalidInput(f"rotation must have shape (3, 3), got shape {m.shape}")
-    trace = m[0, 0] + m[1, 1] + m[2, 2]
-    if trace > 0:
-        s = 2.0 * math.sqrt(trace + 1.0)
-        q = (0.25 * s, (m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s, (m[1, 0] - m[0, 1]) / s)
-    elif m[0, 0] > m[1, 1] and m[0, 0] > m[2, 2]:
-        s = 2.0 * math.sqrt(1.0 + m[0, 0] - m[1, 1] - m[2, 2])
-        q = ((m[2, 1] - m[1, 2]) / s, 0.25 * s, (m[0, 1] + m[1, 0]) / s, (m[0, 2] + m[2, 0]) / s)
-    elif m[1, 1] > m[2, 2]:
-        s = 2.0 * math.sqrt(1.0 + m[1, 1] - m[0, 0] - m[2, 2])
-        q = ((m[0, 2] - m[2, 0]) / s, (m[0, 1] + m[1, 0]) / s, 0.25 * s, (m[1, 2] + m[2, 1]) / s)
-    else:
-        s = 2.0 * math.sqrt(1.0 + m[2, 2] - m[0, 0] - m[1, 1])
-        q = ((m[1, 0] - m[0, 1]) / s, (m[0, 2] + m[2, 0]) / s, (m[1, 2] + m[2, 1]) / s, 0.25 * s)
-    norm = math.sqrt(sum(v * v for v in q))
-    out = tuple(float(v) / norm for v in q)
-    if out[0] < 0:
-        out = tuple(-v for v in out)
-    return out  # type: ignore[return-value]
+    x, y, z, w = (float(v) for v in Rotation.from_matrix(m).as_quat())
+    return (w, x, y, z) if w >= 0 else (-w, -x, -y, -z)
 
 
 def to_camera_frame(camera: Camera, points_map: Any) -> np.ndarray:

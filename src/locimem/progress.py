@@ -1,9 +1,14 @@
-"""A dependency-free progress bar for long CLI work (drawn on stderr only when it is a TTY)."""
+"""Progress bars for long CLI work: ``tqdm``, drawn on stderr, and only when it is a TTY.
+
+One call shape for every caller (the benchmarks, ingest, export, import, snapshot, restore):
+``progress(items, total=None, label="", stream=None, unit=None)`` yields ``items`` while the
+bar advances. A bar costs nothing when the stream is not a terminal (tqdm is then disabled),
+so piping a command's output never mixes a bar into it.
+"""
 
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Iterable, Iterator
 from typing import TextIO, TypeVar
 
@@ -13,26 +18,13 @@ T = TypeVar("T")
 def progress(items: Iterable[T], total: int | None = None, label: str = "",
              stream: TextIO | None = None, width: int = 28, unit: str | None = None
              ) -> Iterator[T]:
-    """Yield ``items`` while drawing ``label [#####.....] 52% 1.2s`` at most 10 times a second
-    (with ``unit``, also the rate: ``… 1.2s 850 scans/s``)."""
+    """Yield ``items`` while drawing ``label  52%|█████     | 13/25 [00:01<00:01, 8.5 scans/s]``
+    on ``stream`` (default stderr) when it is a TTY. ``width``: the bar's columns."""
+    from tqdm import tqdm
+
     out = stream if stream is not None else sys.stderr
-    if total is None and hasattr(items, "__len__"):
-        total = len(items)  # type: ignore[arg-type]
     live = bool(getattr(out, "isatty", lambda: False)())
-    start = last = time.monotonic()
-    for done, item in enumerate(items, start=1):
-        yield item
-        now = time.monotonic()
-        if live and (now - last > 0.1 or done == total):
-            last = now
-            rate = f" {done / max(now - start, 1e-9):.0f} {unit}/s" if unit else ""
-            if total:
-                filled = int(width * done / total)
-                bar = "#" * filled + "." * (width - filled)
-                out.write(f"\r{label} [{bar}] {100 * done // total:3d}% {now - start:.1f}s{rate}")
-            else:
-                out.write(f"\r{label} {done} {now - start:.1f}s{rate}")
-            out.flush()
-    if live:
-        out.write("\n")
-        out.flush()
+    yield from tqdm(items, total=total, desc=label.strip() or None, file=out, disable=not live,
+                    unit=f" {unit}" if unit else "it", ncols=None if live else 80,
+                    bar_format="{l_bar}{bar:" + str(int(width)) + "}{r_bar}",
+                    mininterval=0.1, leave=True)

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from locimem.agent import jsonschema
+from locimem.agent.arguments import Arguments, normalise
 from locimem.agent.facts import (
     LABEL_CHARS,
     NAME_CHARS,
@@ -55,9 +55,14 @@ from locimem.scene.relations import RELATIONS
 if TYPE_CHECKING:
     from locimem.query.reader import MemoryReader
 
-__all__ = ["STYLES", "ToolRegistry", "ToolSpec"]
+__all__ = ["STRICT_KEYWORDS", "STYLES", "ToolRegistry", "ToolSpec", "strict_parameters"]
 
-STYLES = ("openai", "anthropic", "mcp")
+STYLES = ("openai", "responses", "anthropic", "mcp")
+# what OpenAI's strict mode accepts in a schema; string lengths and defaults go into the
+# description (every bound is still checked when the tool is called)
+STRICT_KEYWORDS = frozenset({"type", "properties", "required", "additionalProperties", "enum",
+                             "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
+                             "items", "minItems", "maxItems", "description"})
 MAX_ARGUMENT_CHARS = 20_000
 MAX_ID = 2**53 - 1
 COORD_M = 100_000.0
@@ -109,17 +114,86 @@ class ToolSpec:
     def examples(self) -> list[dict[str, Any]]:
         return list(self.parameters.get("examples", []))
 
-    def schema(self, style: str = "openai") -> dict[str, Any]:
-        """This tool's declaration in one function-calling ``style``."""
+    def schema(self, style: str = "openai", *, strict: bool = False) -> dict[str, Any]:
+        """This tool's declaration in one function-calling ``style``: ``"openai"`` (Chat
+        Completions: ``{"type": "function", "function": {...}}``), ``"responses"`` (the
+        Responses API's flat ``{"type": "function", "name", ...}``), ``"anthropic"`` or
+        ``"mcp"``. ``strict``: OpenAI's strict mode (``"strict": true``, see
+        :func:`strict_parameters`; openai and responses styles only)."""
         params = json.loads(json.dumps(self.parameters))  # a private copy
+        if strict:
+            if style not in ("openai", "responses"):
+                raise InvalidInput(f"strict schemas are OpenAI's (style openai or responses), "
+                                   f"not {style!r}")
+            params = strict_parameters(params)
         if style == "openai":
-            return {"type": "function", "function": {
-                "name": self.name, "description": self.description, "parameters": params}}
+            function = {"name": self.name, "description": self.description,
+                        "parameters": params}
+            if strict:
+                function["strict"] = True
+            return {"type": "function", "function": function}
+        if style == "responses":
+            return {"type": "function", "name": self.name, "description": self.description,
+                    "parameters": params, "strict": strict}
         if style == "anthropic":
             return {"name": self.name, "description": self.description, "input_schema": params}
         if style == "mcp":
             return {"name": self.name, "description": self.description, "inputSchema": params}
         raise InvalidInput(f"style must be one of {', '.join(STYLES)}, got {style!r}")
+
+    def strict_examples(self) -> list[dict[str, Any]]:
+        """The examples as a strict-mode call sends them: every argument present, null
+        where the example leaves one out."""
+        names = list(self.parameters.get("properties", {}))
+        return [{name: example.get(name) for name in names} for example in self.examples]
+
+
+def strict_parameters(schema: dict[str, Any]) -> dict[str, Any]:
+    """An argument schema in OpenAI's strict mode: every property required, the optional
+    ones nullable (``["integer", "null"]``; an enum also lists null), no additional
+    properties, and only the keywords strict mode takes (:data:`STRICT_KEYWORDS`) — a
+    default and string lengths are said in the description instead. A call with null for
+    an optional argument is the same call without it (the registry reads null as absent).
+
+    >>> limit = strict_parameters({"type": "object", "properties": {"limit": {
+    ...     "type": "integer", "minimum": 1, "maximum": 5, "default": 3, "description": "At most"
+    ...     " this many."}}, "required": [], "additionalProperties": False})["properties"]["limit"]
+    >>> limit["type"], limit["description"]
+    (['integer', 'null'], 'At most this many. Default: 3 (send null for it).')
+    """
+    required = set(schema.get("required", ()))
+    props = {}
+    for name, sub in (schema.get("properties") or {}).items():
+        props[name] = _strict_property(sub, optional=name not in required)
+    return {"type": "object", "properties": props, "required": list(props),
+            "additionalProperties": False}
+
+
+def _strict_property(sub: dict[str, Any], *, optional: bool) -> dict[str, Any]:
+    out = {k: v for k, v in sub.items() if k in STRICT_KEYWORDS}
+    notes = []
+    if "minLength" in sub or "maxLength" in sub:
+        notes.append(f"{sub.get('minLength', 0)} to {sub.get('maxLength', 'any number of')} "
+                     "characters.")
+    if "default" in sub:
+        notes.append(f"Default: {json.dumps(sub['default'])} (send null for it).")
+    if notes:
+        out["description"] = " ".join([out.get("description", ""), *notes]).strip()
+    if "items" in out:
+        out["items"] = _strict_property(out["items"], optional=False)
+    if optional:
+        types = out.get("type")
+        types = [types] if isinstance(types, str) else list(types or [])
+        if "null" not in types:
+            out["type"] = [*types, "null"]
+        if "enum" in out and None not in out["enum"]:
+            out["enum"] = [*out["enum"], None]
+    return dict(sorted(out.items(), key=lambda kv: _KEY_ORDER.get(kv[0], 50)))
+
+
+_KEY_ORDER = {"type": 0, "enum": 1, "minimum": 2, "exclusiveMinimum": 3, "maximum": 4,
+              "exclusiveMaximum": 5, "minItems": 6, "maxItems": 7, "items": 8,
+              "description": 99}
 
 
 @dataclass
@@ -170,12 +244,13 @@ class ToolRegistry:
         """The :class:`ToolSpec` of an offered tool (ToolError if it is not offered)."""
         return self._lookup(name)
 
-    def schemas(self, style: str = "openai") -> list[dict[str, Any]]:
+    def schemas(self, style: str = "openai", *, strict: bool = False) -> list[dict[str, Any]]:
         """Every offered tool's declaration: ``"openai"`` (chat-completions ``tools``),
-        ``"anthropic"`` (messages ``tools``) or ``"mcp"`` (``inputSchema``)."""
+        ``"responses"`` (the Responses API's ``tools``), ``"anthropic"`` (messages ``tools``)
+        or ``"mcp"`` (``inputSchema``); ``strict=True`` for OpenAI's strict mode."""
         if style not in STYLES:
             raise InvalidInput(f"style must be one of {', '.join(STYLES)}, got {style!r}")
-        return [s.schema(style) for s in self._specs.values()]
+        return [s.schema(style, strict=strict) for s in self._specs.values()]
 
     def _lookup(self, name: Any) -> ToolSpec:
         if isinstance(name, str) and name in self._specs:
@@ -248,12 +323,22 @@ def _parse_arguments(spec: ToolSpec, arguments: Any) -> dict[str, Any]:
     if not isinstance(arguments, dict):
         raise ToolError(f"{spec.name}: arguments must be a JSON object")
     try:
-        problems = jsonschema.validate(arguments, spec.parameters)
+        problems = _checker(spec).problems(arguments)
     except RecursionError:
         raise ToolError(f"{spec.name}: arguments are nested too deeply") from None
     if problems:
         raise ToolError(f"{spec.name}: invalid arguments: {'; '.join(problems)}")
-    return jsonschema.normalise(arguments, spec.parameters)
+    return normalise(arguments, spec.parameters)
+
+
+_CHECKERS: dict[str, Arguments] = {}  # compiled once per tool (the specs are constants)
+
+
+def _checker(spec: ToolSpec) -> Arguments:
+    checker = _CHECKERS.get(spec.name)
+    if checker is None or checker.schema is not spec.parameters:
+        checker = _CHECKERS[spec.name] = Arguments(spec.parameters)
+    return checker
 
 
 def _ids_in(value: Any) -> set[int]:
@@ -626,5 +711,5 @@ SPECS: tuple[ToolSpec, ...] = (
         _forget, writes=True),
 )
 
-for _spec in SPECS:  # a schema may only use what the checker checks
-    jsonschema.check_schema(_spec.parameters)
+for _spec in SPECS:  # a schema may only use what the checker words messages for
+    _checker(_spec)

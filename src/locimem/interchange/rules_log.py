@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 _OBJECTLESS = ("ROOM_DEFINED", "ROOMS_CONNECTED", "COMPACTED")  # events about no object
 _EVENT_KINDS = tuple(k.value for k in EventKind)
+_IDENTITY_COMMITS = "'scan', 'correction', 'consolidate'"  # commits that merge or split
 
 
 # -- file-wide --------------------------------------------------------------------------------
@@ -165,6 +166,33 @@ def record_kinds(c: Checker) -> None:
             f"object_id != 0) OR (kind NOT IN ({objectless}) AND object_id <= 0) "
             "ORDER BY seq"):
         c.add(rule, (seq,), f"{kind} event seq {seq} names object {oid}")
+    _identity_changes(c)
+
+
+def _identity_changes(c: Checker) -> None:
+    """MERGED and SPLIT come from the tracker (scans), a person (corrections, which name
+    the commit's actor) or consolidation; a MERGED absorbs another object, by its id."""
+    rule = "record_kinds"
+    for seq, kind, ckind in c.q(
+            "SELECT e.seq, e.kind, c.kind FROM events e JOIN commits c ON c.id = e.commit_id "
+            "WHERE e.kind IN ('MERGED', 'SPLIT') AND c.kind NOT IN "
+            f"({_IDENTITY_COMMITS}) ORDER BY e.seq"):
+        c.add(rule, (seq,), f"{kind} event seq {seq} is in a {ckind} commit (only scans, "
+                            "corrections and consolidation merge or split identities)")
+    for seq, kind, actor, by in c.q(
+            "SELECT e.seq, e.kind, c.actor, json_extract(e.data, '$.actor') FROM events e "
+            "JOIN commits c ON c.id = e.commit_id WHERE e.kind IN ('MERGED', 'SPLIT') AND "
+            "c.kind = 'correction' AND json_valid(e.data) AND "
+            "json_extract(e.data, '$.actor') IS NOT c.actor ORDER BY e.seq"):
+        c.add(rule, (seq,), f"{kind} event seq {seq} of a correction names actor {by!r}, "
+                            f"its commit {actor!r}")
+    for seq, oid, absorbed in c.q(
+            "SELECT seq, object_id, json_extract(data, '$.absorbed') FROM events WHERE "
+            "kind = 'MERGED' AND (NOT json_valid(data) OR "
+            "json_type(data, '$.absorbed') IS NOT 'integer' OR "
+            "json_extract(data, '$.absorbed') = object_id) ORDER BY seq"):
+        c.add(rule, (seq,), f"MERGED event seq {seq} of #{oid} absorbs {absorbed!r}, not "
+                            "another object's id")
 
 
 # -- per scope ----------------------------------------------------------------------------
@@ -191,6 +219,15 @@ def appeared(c: Checker, s: Scope) -> None:
         else:
             missing[oid] = f"object #{oid} has a {kind} event (seq {first}) before it " \
                            f"APPEARED (seq {appeared})"
+    # an identity a MERGED absorbed has ended: no later commit speaks of it
+    for oid, merged_at, seq, kind in c.q(
+            "SELECT m.absorbed, m.seq, min(e.seq), e.kind FROM (SELECT "
+            "json_extract(data, '$.absorbed') AS absorbed, seq, commit_id FROM events WHERE "
+            "scope = ? AND kind = 'MERGED' AND json_valid(data)) m JOIN events e ON "
+            "e.scope = ? AND e.object_id = m.absorbed AND e.commit_id > m.commit_id "
+            "GROUP BY m.absorbed, m.seq ORDER BY m.absorbed", (s.name, s.name)):
+        missing.setdefault(oid, f"object #{oid} has a {kind} event (seq {seq}) after it was "
+                                f"MERGED into another (seq {merged_at})")
     for oid in sorted(missing):
         c.add(rule, (oid,), missing[oid])
 

@@ -19,8 +19,12 @@ An object prim carries ``locimem:id``, ``label``, ``confidence`` (the belief at 
 ``last_seen`` (seconds, valid time), ``attributes`` (JSON) and ``source`` (when the object has
 one), the ``locimem:on`` / ``in`` / ``under`` relationships to the exported objects it rests
 on, in or under, and the semantic label ``semantics:labels:class`` (``UsdSemantics.LabelsAPI``,
-when the installed USD has it). Lost objects are exported invisible: the memory keeps their
-last place, but does not believe they are there.
+when the installed USD has it).
+
+Only published (confirmed) objects are exported unless asked: ``include=("doubted", "lost",
+"tentative")`` adds those statuses (a doubted object may be a false positive; a stage is often
+handed to a simulator as the world). Lost objects, when asked for, are exported invisible: the
+memory keeps their last place, but does not believe they are there.
 
 ``pxr`` is imported only when :func:`export_usd` runs; the core package never needs it.
 """
@@ -31,6 +35,7 @@ import json
 import os
 import re
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,7 +50,8 @@ USD_SUFFIXES = (".usda", ".usdc", ".usd")  # .usda is text; .usdc and .usd are b
 SEMANTIC_TAXONOMY = "class"
 SUPPORT_RELATIONS = ("on", "in", "under")  # recorded as relationships, subject side
 MAX_NAME_LABEL_CHARS = 48  # of the label, in an object's prim name
-_EXPORTED = (ObjectStatus.CONFIRMED, ObjectStatus.DOUBTED, ObjectStatus.LOST)
+PUBLISHED = (ObjectStatus.CONFIRMED,)  # exported by default
+UNPUBLISHED = (ObjectStatus.DOUBTED, ObjectStatus.LOST, ObjectStatus.TENTATIVE)  # on request
 _NOT_IDENTIFIER = re.compile(r"[^A-Za-z0-9]+")  # "_" too: runs of it fold to one
 
 
@@ -65,13 +71,15 @@ class UsdExportReport:
 
 
 def export_usd(memory: MemoryReader, path: str | os.PathLike[str], *,
+               include: Iterable[str | ObjectStatus] = (),
                include_tentative: bool = False) -> UsdExportReport:
     """Write ``memory`` (an :class:`ObjectMemory` or an ``as_of`` view) to a USD file.
 
     The format follows the extension: ``.usda`` is text (diffable), ``.usdc`` and ``.usd``
-    binary. Objects that are confirmed, doubted or lost are exported (lost ones invisible);
-    tentative ones only with ``include_tentative``; forgotten ones never. See the module
-    docstring for the prim layout. Raises :class:`UsdUnavailable` without ``usd-core``.
+    binary. Published (confirmed) objects are exported; ``include`` adds other statuses —
+    ``"doubted"``, ``"lost"`` (exported invisible), ``"tentative"`` (``include_tentative=True``
+    is short for that one); forgotten ones never. See the module docstring for the prim
+    layout. Raises :class:`UsdUnavailable` without ``usd-core``.
     """
     if not isinstance(memory, MemoryReader):
         raise InvalidInput(f"memory must be an ObjectMemory (a MemoryReader), got "
@@ -80,8 +88,9 @@ def export_usd(memory: MemoryReader, path: str | os.PathLike[str], *,
     if not isinstance(include_tentative, bool):
         raise InvalidInput(f"include_tentative must be a bool, got "
                            f"{type(include_tentative).__name__}")
+    statuses = (*PUBLISHED, *_check_include(include),
+                *((ObjectStatus.TENTATIVE,) if include_tentative else ()))
     pxr = _import_pxr()
-    statuses = (*_EXPORTED, ObjectStatus.TENTATIVE) if include_tentative else _EXPORTED
 
     rooms = memory.rooms()
     room_paths = _room_paths(rooms)
@@ -143,6 +152,24 @@ def _room_paths(rooms: list[RoomInfo]) -> dict[str, str]:
         taken.add(name)
         out[room.name] = f"/World/Rooms/{name}"
     return out
+
+
+def _check_include(include: Any) -> tuple[ObjectStatus, ...]:
+    """The unpublished statuses ``include`` names, checked."""
+    if isinstance(include, (str, ObjectStatus)):
+        include = (include,)
+    allowed = ", ".join(s.value for s in UNPUBLISHED)
+    out = []
+    try:
+        for item in include:
+            status = ObjectStatus(item)
+            if status not in UNPUBLISHED:
+                raise ValueError
+            out.append(status)
+    except (TypeError, ValueError):
+        raise InvalidInput(f"include must name statuses among {allowed}, got "
+                           f"{include!r}") from None
+    return tuple(dict.fromkeys(out))
 
 
 def _check_path(path: Any) -> Path:

@@ -44,14 +44,16 @@ report its consequences.
     Commit kinds are :data:`COMMIT_KINDS` (scan, correction, forget, maintenance, scene,
     prior, review, consolidate), and only scans carry detections; event kinds are
     :class:`~locimem.model.EventKind` values; the object-less events (ROOM_DEFINED,
-    ROOMS_CONNECTED, COMPACTED) name object 0 and the others a positive id. ids: the commit
-    id, or the seq.
+    ROOMS_CONNECTED, COMPACTED) name object 0 and the others a positive id. MERGED and
+    SPLIT events are in scan, correction or consolidate commits, and in a correction name
+    the commit's actor; a MERGED absorbs another object's id. ids: the commit id, or the seq.
 
 Per scope.
 
 ``appeared``
-    Every object and tombstone has an APPEARED event in its scope, and no event about an object
-    comes before it. ids: the object id.
+    Every object and tombstone has an APPEARED event in its scope, no event about an object
+    comes before it, and none in a later commit than the MERGED that absorbed it. ids: the
+    object id.
 ``observations_accounted``
     Every accepted observation belongs to an object of the scope that is live, a tombstone, or
     ended (EXPIRED, or absorbed by a MERGED event); every rejected one has a reason. A commit's

@@ -13,6 +13,7 @@ from locimem.check import (
     check_attributes,
     check_coordinate_domain,
     check_label,
+    check_size_domain,
     check_text,
 )
 from locimem.errors import InvalidInput
@@ -23,8 +24,10 @@ from locimem.model import (
 from locimem.tracker.governance import (
     decide_attributes,
     decide_forget,
+    decide_merge,
     decide_move,
     decide_relabel,
+    decide_split,
 )
 
 
@@ -90,4 +93,35 @@ class Corrections(MemoryBase):
         self._commit(records)
         return records[-1]  # type: ignore[return-value]
 
+    def merge(self, object_id: int, other_id: int, *, actor: str = "operator",
+              reason: str | None = None, t: float | None = None) -> Event:
+        """Say two identities are one thing: ``other_id`` is MERGED into ``object_id``, which
+        keeps its id, both histories (``history()``), the summed label votes and the place of
+        the one seen last. Recorded as a correction with ``actor`` and ``reason`` (see
+        :meth:`audit`); undo it with :meth:`split`. Returns the MERGED event."""
+        obj, actor, reason, when, recorded = self._correction_args("merge", object_id, actor,
+                                                                    reason, t)
+        other = self._object(other_id)
+        if other.id == obj.id:
+            raise InvalidInput(f"cannot merge object {obj.id} with itself")
+        records = decide_merge(self._state, obj, other, when, actor, reason, recorded)
+        self._commit(records)
+        return records[-1]  # type: ignore[return-value]
 
+    def split(self, object_id: int, center: Sequence[float], *, label: str | None = None,
+              size: Sequence[float] | None = None, actor: str = "operator",
+              reason: str | None = None, t: float | None = None) -> Event:
+        """Say an identity is two things: the other one is a ``label`` (default: the
+        object's) at ``center`` (x, y, z; metres, map frame) of ``size`` (default: the
+        object's). It becomes a new, published object with the person's label pinned; the
+        tracker will not merge the two again. Recorded as a correction (see :meth:`audit`);
+        undo it with :meth:`merge`. Returns the SPLIT event (``data["into"]``: the new id)."""
+        center = check_coordinate_domain(center, "center")
+        obj, actor, reason, when, recorded = self._correction_args("split", object_id, actor,
+                                                                    reason, t)
+        label = obj.label if label is None else check_label(label)
+        size = obj.size if size is None else check_size_domain(size, "size")
+        records = decide_split(self._state, obj, self._state.next_object_id, label, center,
+                               size, when, actor, reason, recorded)
+        self._commit(records)
+        return records[1]  # type: ignore[return-value]

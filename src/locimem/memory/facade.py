@@ -31,7 +31,7 @@ from locimem.check import (
     check_time,
 )
 from locimem.config import TrackerConfig
-from locimem.errors import InvalidInput, LocimemError
+from locimem.errors import InvalidInput, LocimemError, ScopeError
 from locimem.index.vectors import ExactIndex, VectorIndex
 from locimem.memory.corrections import Corrections
 from locimem.memory.maintenance import Maintenance
@@ -44,6 +44,7 @@ from locimem.model import (
     ScanResult,
 )
 from locimem.query.encoder import Encoder
+from locimem.store.base import Store
 from locimem.store.sqlite import MEMORY, SQLiteStore
 from locimem.store.sqlite.open_check import corrupt
 from locimem.tracker.decide import decide
@@ -111,6 +112,8 @@ class ObjectMemory(Corrections, PriorMapWrites, RoomWrites, Maintenance):
             StoreLocked: another process has the store open for writing.
             NotAStore: the file is not a locimem store.
             SchemaVersionError: the store is from a newer locimem.
+            ScopeError: ``read_only`` and the store holds scopes, but not ``scope`` (the
+                message names the ones it holds; ``.scopes`` lists them).
             CorruptStore: the file is damaged (the check found it, or the scope's state
                 could not be read); ``locimem validate`` says where.
         """
@@ -125,6 +128,8 @@ class ObjectMemory(Corrections, PriorMapWrites, RoomWrites, Maintenance):
         try:
             if not store.read_only and store.cache_stale():  # a migration left it to replay
                 replay_stale_cache(store)
+            if read_only:  # a reader of a scope the store does not hold would see nothing
+                _check_scope_held(store, scope)
             return cls(store, scope, config, clock, text_encoder, make_index)
         except LocimemError:
             store.close()
@@ -244,6 +249,16 @@ class ObjectMemory(Corrections, PriorMapWrites, RoomWrites, Maintenance):
         :meth:`query`, worded by ``verbalizer`` (default: the deterministic offline one) from
         a budgeted, focused, sanitised prompt; cites object ids, hedged by trust state."""
         return agent_answer(self, question, verbalizer)
+
+
+def _check_scope_held(store: Store, scope: str) -> None:
+    """A read-only open names a scope the store holds (any scope of an empty store)."""
+    scopes = store.scopes()
+    if scopes and scope not in scopes:
+        error = ScopeError(f"{store.path} holds no scope {scope!r}; its scopes: "
+                           f"{', '.join(repr(s) for s in scopes)}")
+        error.scopes = scopes  # type: ignore[attr-defined]
+        raise error
 
 
 def _check_encoder(encoder: Any) -> Encoder | None:

@@ -97,6 +97,8 @@ def answer_query(reader: MemoryReader, text: str, here: Any = None) -> QueryResu
                                found=False)
         relation = intent.relation or "on"
         found = reader.related(anchor.id, relation)
+        if relation == "under":  # what the anchor rests on is under it too
+            found += [o for o in _holders(reader, anchor.id, "on") if o not in found]
         if intent.target:
             from locimem.query.reader import label_matches_folded
             from locimem.query.recall import name_words
@@ -107,6 +109,9 @@ def answer_query(reader: MemoryReader, text: str, here: Any = None) -> QueryResu
         if not found:
             return QueryResult(intent, f"{head}: nothing that I know of.", anchor=anchor)
         return QueryResult(intent, f"{head}: {_listing(found)}.", tuple(found), anchor=anchor)
+
+    if kind is IntentKind.INVERSE:
+        return _inverse(reader, intent)
 
     if kind is IntentKind.ROOM:
         room = intent.room or intent.anchor or ""
@@ -182,6 +187,69 @@ def answer_query(reader: MemoryReader, text: str, here: Any = None) -> QueryResu
                            found=bool(found))
 
     raise InvalidInput(f"I cannot answer {text!r}")  # pragma: no cover - every kind is routed
+
+
+_RELATION_WORDS = {"on": "on", "in": "in", "under": "under", "next_to": "next to",
+                   "near": "near"}
+
+
+def _holders(reader: MemoryReader, oid: int, relation: str) -> list[TrackedObject]:
+    """What the object ``oid`` is ``relation`` ("what is the book on"), strongest first.
+    It is *under* what it is under and what rests on it; next to and near go both ways."""
+    out: list[int] = []
+    for r in reader.relations(oid):
+        if r.subject == oid and r.relation == relation:
+            out.append(r.object)
+        elif r.object == oid and (
+                (relation == "under" and r.relation == "on")
+                or (relation in ("next_to", "near") and r.relation == relation)):
+            out.append(r.subject)
+    return [reader.get(i) for i in dict.fromkeys(out)]
+
+
+def _inverse(reader: MemoryReader, intent: Intent) -> QueryResult:
+    """ "what is the book on": the named thing, and what it stands in the relation to."""
+    from locimem.query.hedge import plural
+    from locimem.query.reader import label_matches_folded
+    from locimem.query.recall import name_words
+
+    result = reader.recall(intent.target or "")
+    if not result.found or result.object_id is None:
+        return QueryResult(intent, result.text, found=False)
+    thing = reader.get(result.object_id)
+    relation = intent.relation or "on"
+    every = _holders(reader, thing.id, relation)
+    found = every
+    if intent.anchor:  # "which shelf is the book on": shelves only
+        words = name_words(intent.anchor)
+        found = [o for o in every if label_matches_folded(words, o.label)]
+    name = f"The {sanitize(thing.label)} (#{thing.id})"
+    is_, it = ("are", "they") if plural(thing.label) else ("is", "it")
+    where = _RELATION_WORDS.get(relation, relation)
+    if found:
+        return QueryResult(intent, f"{name} {is_} {where} {_the_listing(found)}.",
+                           tuple(found), anchor=thing)
+    if every:
+        return QueryResult(intent, f"{name} {is_} {where} no {sanitize(intent.anchor or '')} "
+                                   f"that I know of; {it} {is_} {where} "
+                                   f"{_the_listing(every)}.", tuple(every), anchor=thing,
+                           found=False)
+    room = reader.room_of(thing.id)
+    if relation == "in" and room is not None and not intent.anchor:
+        return QueryResult(intent, f"{name} {is_} in the {sanitize(room)}.", (thing,),
+                           anchor=thing)
+    return QueryResult(intent, f"{name}: I know of nothing {it} {is_} {where}.",
+                       anchor=thing, found=False)
+
+
+def _the_listing(objs: list[TrackedObject]) -> str:
+    """ "the kitchen table (#1)", "the keys (#3) and the book (#2)", with a count beyond
+    :data:`LIST_LIMIT`."""
+    names = [f"the {_name(o)}" for o in objs[:LIST_LIMIT]]
+    more = len(objs) - len(names)
+    if more > 0:
+        return ", ".join(names) + f" and {more} more"
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def _touches_room(reader: Any, change: Any, room: str) -> bool:

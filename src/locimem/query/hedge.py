@@ -14,6 +14,7 @@ never says "is" about something it has not confirmed.
 from __future__ import annotations
 
 from locimem.model import ObjectState, ObjectStatus
+from locimem.words import singular, words
 
 CONFIDENCE_WORDS = {
     ObjectStatus.CONFIRMED: "confirmed",
@@ -44,17 +45,48 @@ def hedged_sentence(obj: ObjectState, status: ObjectStatus, now: float,
     """One sentence whose certainty matches the belief. ``where`` is a phrase such as
     "on the kitchen table" (default: "at (x, y, z)")."""
     name = f"The {sanitize(obj.label)} (#{obj.id})"  # perception-derived: never raw
+    is_, was, it = ("are", "were", "they") if plural(obj.label) else ("is", "was", "it")
     where = where or f"at {place_text(obj.center)}"
-    seen = f"last seen {ago(now - obj.last_seen)} (t={obj.last_seen:.1f} s)"
+    seen = f"last seen {ago(now - obj.last_seen)} ({when(obj.last_seen)})"
     if status is ObjectStatus.CONFIRMED:
-        return f"{name} is {where}; {seen}."
+        return f"{name} {is_} {where}; {seen}."
     if status is ObjectStatus.TENTATIVE:
-        return f"{name} was {seen} {where}; I have not checked since, so it may have moved."
+        return (f"{name} {was} {seen} {where}; I have not checked since, so {it} may have "
+                "moved.")
     if status is ObjectStatus.DOUBTED:
-        return (f"{name} was {seen} {where}, but I looked there since and did not see it; "
-                "it may have been moved or taken.")
+        return (f"{name} {was} {seen} {where}, but I looked there since and did not see "
+                f"{'them' if it == 'they' else 'it'}; {it} may have been moved or taken.")
     lost_at = obj.lost_at if obj.lost_at is not None else now
-    return f"{name} is lost: {seen} {where} and not seen since; I gave it up at t={lost_at:.1f} s."
+    return (f"{name} {is_} lost: {seen} {where} and not seen since; I gave "
+            f"{'them' if it == 'they' else 'it'} up at {when(lost_at)}.")
+
+
+UNIX_TIME = (1e9, 1e10)  # a valid time in [2001-09-09, 2286) reads as Unix time
+
+
+def when(t: float) -> str:
+    """A valid time in a sentence: ISO 8601 (UTC, to the second) when it looks like Unix
+    time, else seconds.
+
+    >>> when(1764600000.4), when(12.0)
+    ('2025-12-01T14:40:00Z', 't=12.0 s')
+    """
+    if UNIX_TIME[0] <= t < UNIX_TIME[1]:
+        from datetime import datetime, timezone
+
+        return datetime.fromtimestamp(t, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return f"t={t:.1f} s"
+
+
+def plural(label: str) -> bool:
+    """The label names a plural thing ("keys", "reading glasses"): its last word is not its
+    own singular (:func:`locimem.words.singular`).
+
+    >>> plural("keys"), plural("reading glasses"), plural("glass"), plural("lens")
+    (True, True, False, False)
+    """
+    found = words(label)
+    return bool(found) and singular(found[-1]) != found[-1]
 
 
 MAX_TEXT = 80

@@ -10,6 +10,8 @@ phrase                                 intent
 what's on the kitchen table            RELATIONAL  relation=on, anchor="kitchen table"
 cups near the sink                     RELATIONAL  target="cup", relation=near, anchor="sink"
 what is in the drawer                  RELATIONAL  relation=in, anchor="drawer"
+what is the book on                    INVERSE     target="book", relation=on
+which shelf is the book in             INVERSE     target="book", relation=in, anchor="shelf"
 what's in the kitchen                  ROOM        anchor="kitchen" (a room: its contents)
 where is my phone                      WHERE_IS    target="phone"
 find something to drink from           FIND        target="something to drink from"
@@ -46,6 +48,7 @@ class IntentKind(str, enum.Enum):
     """Which retriever a question goes to."""
 
     RELATIONAL = "relational"  # things in a relation to an anchor object (optionally a target)
+    INVERSE = "inverse"  # what a named thing is on, in, under, next to (optionally of a kind)
     ROOM = "room"  # the contents of a room (optionally only a target)
     WHERE_IS = "where_is"  # where a named thing is (optionally at time t)
     FIND = "find"  # semantic search for a description
@@ -327,7 +330,8 @@ def parse(text: str, labels: Iterable[str] = (), rooms: Iterable[str] = (), *,
     if not low:
         raise InvalidInput("question must not be empty")
     ws = fold(low)
-    for rule in (_path, _changes, _stale, _where, _recent, _near_me, _relational, _find):
+    for rule in (_path, _changes, _stale, _inverse, _where, _recent, _near_me, _relational,
+                 _find):
         intent = rule(text, low, ws, vocab)
         if intent is not None:
             return intent
@@ -396,6 +400,42 @@ def _recent(text: str, low: str, ws: Phrase, vocab: Vocabulary) -> Intent | None
     if m and m.group(1) not in ("a", "an"):
         n = int(_number(m.group(1)))
     return Intent(IntentKind.RECENT, text, n=n)
+
+
+_TRAILING_RELATION = (
+    r"(on top of|on|upon|atop|inside of|inside|in|within|underneath|under|beneath|below|"
+    r"next to|beside|by|near|close to)"
+)
+_POSTURE = r"(?:(?:sitting|lying|standing|resting|placed|kept|put|stored|located|hidden|left)\s+)?"
+_INVERSE = (
+    # what is the book on / which shelf are the keys lying on / what's the cup sitting in
+    re.compile(r"^(?:what|which\s+(?P<kind>[\w ]+?))\s+(?:is|are|was|were)\s+(?P<thing>.+?)\s+"
+               + _POSTURE + _TRAILING_RELATION + r"$"),
+    # what does the book rest on / what do the keys lie under
+    re.compile(r"^(?:what|which\s+(?P<kind>[\w ]+?))\s+(?:does|do|did)\s+(?P<thing>.+?)\s+"
+               r"(?:rest|sit|lie|stand|hang|go|belong)s?\s+" + _TRAILING_RELATION + r"$"),
+)
+
+
+def _inverse(text: str, low: str, ws: Phrase, vocab: Vocabulary) -> Intent | None:
+    """A question ending in a relation: what the named thing stands in it to."""
+    for pattern in _INVERSE:
+        m = pattern.match(low)
+        if m is None:
+            continue
+        rel = dict(_RELATION_PHRASES)[tuple(m.group(m.lastindex or 0).split())]
+        target, known, is_room, room = _resolve(fold(m.group("thing")), vocab)
+        if target is None or is_room:
+            return None
+        kind = m.group("kind")
+        if kind is not None and fold(kind) in (("room",), ("rooms",)):
+            return None  # "which room is the remote in": where is it
+        anchor, a_known = None, False
+        if kind is not None:
+            anchor, a_known, _, _ = _resolve(fold(kind), vocab)
+        return Intent(IntentKind.INVERSE, text, target=target, target_known=known,
+                      relation=rel, anchor=anchor, anchor_known=a_known, room=room)
+    return None
 
 
 def _where(text: str, low: str, ws: Phrase, vocab: Vocabulary) -> Intent | None:

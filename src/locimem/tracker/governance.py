@@ -2,7 +2,10 @@
 
 A correction never erases evidence: a relabel keeps the label mass it overrules (and either
 pins the person's label or adds it as weighted evidence), a move keeps the trail of sightings,
-and forgetting keeps the whole object inside a tombstone.
+forgetting keeps the whole object inside a tombstone, a merge keeps both histories under one
+id, and a split starts a new identity beside the old one without taking evidence from it.
+Each is undone by a later correction (a merge by a split, a split by a merge), never by
+rewriting the record.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from typing import Any
 from locimem.config import TrackerConfig
 from locimem.model import Commit, EventKind, ObjectState, Record
 from locimem.tracker.decide import RecordWriter
+from locimem.tracker.decide import _merged_vote as merged_vote  # the tracker's own vote
 from locimem.tracker.state import MemoryState
 
 Vec3 = tuple[float, float, float]
@@ -76,5 +80,56 @@ def decide_forget(state: MemoryState, obj: ObjectState, t: float, actor: str,
     out.event(EventKind.FORGOTTEN, obj.id, obj.label, {
         "center": list(obj.center), "labels": sorted({obj.label, *obj.label_mass}),
         "actor": actor, "reason": reason,
+    })
+    return out.records
+
+
+def decide_merge(state: MemoryState, keep: ObjectState, absorbed: ObjectState, t: float,
+                 actor: str, reason: str | None, recorded_at: float) -> list[Record]:
+    """A person says ``keep`` and ``absorbed`` are one thing: ``absorbed`` is MERGED into
+    ``keep``, exactly as the tracker merges a duplicate — ``keep`` keeps its id, takes the
+    summed label mass and counts (a pinned label from either side wins), lists the absorbed id
+    in ``merged_from`` (so ``history()`` shows both) and stands where the one seen last was.
+    The event also carries ``actor`` and ``reason``; the commit is a correction."""
+    out = _writer(state, "correction", t, actor, reason, recorded_at)
+    mass, label = merged_vote(keep, absorbed)
+    newer = absorbed if absorbed.last_seen > keep.last_seen else keep
+    data: dict[str, Any] = {
+        "absorbed": absorbed.id, "center": list(newer.center), "size": list(newer.size),
+        "label_mass": dict(sorted(mass.items())),
+        "n_detections": keep.n_detections + absorbed.n_detections, "label": label,
+        "distance_m": math.dist(keep.center, absorbed.center), "actor": actor,
+        "reason": reason,
+    }
+    if newer is absorbed:  # it settles where the absorbed identity was seen last
+        data["to"] = list(absorbed.place)
+    out.event(EventKind.MERGED, keep.id, label, data)
+    return out.records
+
+
+def decide_split(state: MemoryState, obj: ObjectState, new_id: int, label: str, center: Vec3,
+                 size: Vec3, t: float, actor: str, reason: str | None,
+                 recorded_at: float) -> list[Record]:
+    """A person says ``obj`` is two things, the other a ``label`` at ``center``: a SPLIT of
+    ``obj`` and a new identity ``new_id`` (APPEARED with ``split_from``), published at once
+    (PROMOTED: a person vouches for it) under the person's pinned label (CORRECTED). It holds
+    no detector evidence (no label mass, no detections): its belief starts at ``t`` and decays
+    like any object's until perception sees it. The two are recorded as seen together, so the
+    tracker never merges them back; a person can (``decide_merge``)."""
+    out = _writer(state, "correction", t, actor, reason, recorded_at)
+    out.event(EventKind.SPLIT, obj.id, obj.label, {
+        "into": new_id, "n_held": 0, "center": list(center), "actor": actor,
+        "reason": reason,
+    })
+    out.event(EventKind.APPEARED, new_id, label, {
+        "label": label, "center": list(center), "size": list(size), "split_from": obj.id,
+        "label_mass": {}, "n_detections": 0, "first_seen": t, "source": f"person:{actor}",
+        "attributes": {}, "actor": actor, "reason": reason,
+    })
+    out.event(EventKind.PROMOTED, new_id, label, {"to": list(center), "size": list(size),
+                                                 "by": actor})
+    out.event(EventKind.CORRECTED, new_id, label, {
+        "field": "label", "from": label, "to": label, "pin": True, "mass": None,
+        "label_after": label, "actor": actor, "reason": reason,
     })
     return out.records

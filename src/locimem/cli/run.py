@@ -1,0 +1,247 @@
+"""Commands that run something: the demo, the benchmarks, the MCP server."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, TextIO
+
+from locimem.cli.common import add_json, add_quiet, add_scope, document, fail, resolve_scope
+from locimem.cli.text import format_event
+
+Sub = Any
+
+
+# -- demo --------------------------------------------------------------------------------------
+def parser_demo(sub: Sub) -> None:
+    p = sub.add_parser("demo", help="play the kitchen timeline (see, occlude, move, remove, "
+                       "restart, recall) against a real store file")
+    p.add_argument("--store", help="write the demo store here (a new path) instead of a "
+                   "temporary directory")
+    p.add_argument("--keep", action="store_true", help="keep the temporary store afterwards")
+    add_json(p, "print JSON: the store, the story's lines and the recall at the end")
+    p.set_defaults(func=cmd_demo)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    tmp = None
+    if args.store:
+        path = Path(args.store)
+        if path.exists():
+            return fail(f"{path} exists; the demo writes a fresh store (pick a new path)")
+    else:
+        tmp = tempfile.mkdtemp(prefix="locimem-demo-")
+        path = Path(tmp) / "kitchen.loci"
+    out = io.StringIO() if args.json else sys.stdout
+    code, recall = _demo(path, out)
+    kept = tmp is None or args.keep
+    if tmp is not None and not args.keep:
+        import shutil
+
+        shutil.rmtree(tmp, ignore_errors=True)
+        out.write("\n(store removed; pass --keep or --store PATH to keep it)\n")
+    else:
+        out.write(f"\nstore kept at {path}: try `locimem inspect {path}`\n")
+    if args.json:
+        document(args, {"store": str(path), "kept": kept, "recall": recall,
+                        "lines": out.getvalue().splitlines()}, [])  # type: ignore[attr-defined]
+    return code
+
+
+def _demo(path: Path, out: TextIO) -> tuple[int, Any]:
+    import json
+
+    from locimem.memory import ObjectMemory
+    from locimem.sim.kitchen import RECALL_T, RESTART_T, kitchen_timeline
+
+    out.write(f"locimem demo: the kitchen timeline, written to {path}\n\n")
+    checkpoints = {14.0, 20.0, 24.0}
+    with ObjectMemory.open(path, scope="kitchen") as mem:
+        for scan in kitchen_timeline():
+            result = mem.observe(scan.t, scan.detections)
+            lines = [format_event(e) for e in result.events]
+            if scan.t in checkpoints:
+                for obj in mem.objects():
+                    lines.append(f"belief #{obj.id} {obj.label}: confidence "
+                                 f"{obj.confidence:.2f} ({obj.status.value})")
+            if scan.t == 31.0:
+                obj = mem.objects()[0]
+                votes = ", ".join(f"{k} {v:.1f}" for k, v in obj.label_votes.items())
+                lines.append(f"votes #{obj.id}: {votes}: still a {obj.label!r}, same id")
+            if scan.note or lines:
+                head = f"  t={scan.t:6.1f} s  "
+                if scan.note:
+                    out.write(f"{head}{scan.note}\n")
+                    head = " " * len(head)
+                for line in lines:
+                    out.write(f"{head}{line}\n")
+                    head = " " * len(head)
+            if scan.t == 60.0:
+                old = [o.id for o in mem.objects() if o.distance_to((0.4, 0.1, 0.9)) < 0.3]
+                out.write(f"              objects within 0.3 m of the old place: {old or 'none'}\n")
+        published = [f"#{o.id} {o.label}" for o in mem.tracked()]
+        out.write(f"\n  t={RESTART_T:6.1f} s  the process stops (published: "
+                  f"{published or 'nothing'}; {len(mem.objects())} object(s) remembered)\n")
+    out.write(f"  t={RECALL_T:6.1f} s  a new process opens the store and is asked: "
+              "recall('cup')\n")
+    out.flush()
+    proc = subprocess.run(
+        [sys.executable, "-m", "locimem", "recall", str(path), "cup", "--scope", "kitchen",
+         "--json"], capture_output=True, text=True, check=False,
+    )
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stderr)
+        return proc.returncode, None
+    recall = json.loads(proc.stdout)
+    out.write(f"              {recall['text']}\n")
+    return 0, recall
+
+
+# -- bench -------------------------------------------------------------------------------------
+def parser_bench(sub: Sub) -> None:
+    p = sub.add_parser("bench", help="benchmarks: ingest (default: 1k and 10k objects, 30 "
+                       "detections a scan, beside the raw SQLite append floor, and open time) "
+                       "or retention (log bytes per object-hour with and without compaction) "
+                       "or quality (simulated days with ground truth, beside a naive baseline) "
+                       "or queries (query latency at 1k, 10k and 100k objects) "
+                       "or qa (questions answered through the agent tools, graded per kind) "
+                       "or interchange (export and import time and size) "
+                       "or bag (scans/s from a ROS 2 bag vs the Python API; also run by ingest) "
+                       "or crowd (one box reported 200 to 10,000 times in one scan) "
+                       "or load (1 writer and 4 readers on one file: torn states, p99s)")
+    p.add_argument("suite", nargs="?", default="ingest",
+                   choices=["ingest", "retention", "quality", "queries", "qa", "interchange",
+                            "bag", "crowd", "load"],
+                   help="which benchmark (default: ingest)")
+    p.add_argument("--minutes", type=float, default=10.0,
+                   help="retention: minutes of 30 Hz stream to simulate (default 10)")
+    p.add_argument("--objects", default="1000,10000",
+                   help="comma-separated store sizes (default: 1000,10000)")
+    p.add_argument("--scans", type=int, default=300, help="measured scans per size (300)")
+    p.add_argument("--open-observations", type=int, default=1_000_000,
+                   help="observations in the open-time store (default 1000000; 0 skips it)")
+    p.add_argument("--interchange-objects", type=int, default=10_000, metavar="N",
+                   help="interchange: objects in the exported store (default 10000)")
+    p.add_argument("--interchange-observations", type=int, default=1_000_000, metavar="N",
+                   help="interchange: observations in the exported store (default 1000000)")
+    p.add_argument("--seeds", type=int, default=1, metavar="N",
+                   help="quality: play each scenario with N seeds and print the worst seed's "
+                        "figures (default 1: the full tables for the default seeds)")
+    p.add_argument("--seconds", type=float, default=60.0,
+                   help="load: how long the writer and readers run (default 60)")
+    p.add_argument("--readers", type=int, default=4,
+                   help="load: reader processes (default 4)")
+    add_json(p, "print JSON: the suite and its report's lines")
+    add_quiet(p)
+    p.set_defaults(func=cmd_bench)
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    if not args.json:
+        return _bench(args, sys.stdout)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = _bench(args, out)
+    document(args, {"suite": args.suite, "exit_status": code,
+                    "lines": out.getvalue().splitlines()}, [])
+    return code
+
+
+def _bench(args: argparse.Namespace, out: TextIO) -> int:
+    if args.suite == "queries":
+        from locimem.bench.queries import run_query_suite
+
+        sizes = [int(s) for s in args.objects.split(",")] if args.objects != "1000,10000" \
+            else [1_000, 10_000, 100_000]
+        run_query_suite(out, sizes)
+        return 0
+    if args.suite == "quality":
+        from locimem.bench.quality import run_quality_suite, run_seed_sweep
+
+        if args.seeds > 1:
+            run_seed_sweep(out, args.seeds)
+        else:
+            run_quality_suite(out)
+        return 0
+    if args.suite == "qa":
+        from locimem.bench.qa import run_qa_suite
+
+        run_qa_suite(out)
+        return 0
+    if args.suite == "interchange":
+        from locimem.bench.interchange import run as run_interchange
+        from locimem.cli.files import progress
+
+        run_interchange(args.interchange_objects, args.interchange_observations,
+                        progress=progress(args))
+        return 0
+    if args.suite == "crowd":
+        from locimem.bench.crowd import run_crowd_suite
+
+        run_crowd_suite(out)
+        return 0
+    if args.suite == "load":
+        from locimem.bench.load import run_load_suite
+
+        f = run_load_suite(out, seconds=args.seconds, readers=args.readers)
+        return 0 if f.torn == 0 and not f.errors else 1
+    if args.suite == "retention":
+        from locimem.bench.retention import run_retention_suite
+
+        run_retention_suite(out, minutes=args.minutes)
+        return 0
+    from locimem.bench.bag import run_bag_suite
+
+    if args.suite == "bag":
+        run_bag_suite(out, args.scans)
+        return 0
+    from locimem.bench import run_ingest_suite
+
+    sizes = [int(s) for s in args.objects.split(",")]
+    run_ingest_suite(sizes, args.scans, args.open_observations, out)
+    run_bag_suite(out, args.scans)  # the same scans from a ROS 2 bag, if rosbags is in
+    return 0
+
+
+# -- mcp ---------------------------------------------------------------------------------------
+def parser_mcp(sub: Sub) -> None:
+    p = sub.add_parser("mcp", help="serve the memory to a language model over MCP (stdio, or "
+                       "streamable HTTP with --http): the agent tools and a scene resource; "
+                       "read-only unless --allow-writes (needs the mcp extra)")
+    p.add_argument("store", metavar="STORE", help="path of a locimem store file")
+    add_scope(p, "the scope to serve")
+    p.add_argument("--allow-writes", action="store_true",
+                   help="also offer the write tools (correct a label, forget); opens the "
+                        "store for writing (its single-writer lock)")
+    p.add_argument("--http", metavar="HOST:PORT",
+                   help="serve over the MCP streamable HTTP transport at http://HOST:PORT/mcp "
+                        "instead of stdio (e.g. 127.0.0.1:8765; bind to loopback unless you "
+                        "put an authenticating proxy in front)")
+    add_json(p, "with --http: print one JSON line with the URL once the server listens")
+    p.set_defaults(func=cmd_mcp)
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from locimem.agent.mcp_server import serve_http, serve_stdio
+
+    if not Path(args.store).is_file():
+        return fail(f"no store at {args.store}")
+    scope = resolve_scope(args.store, args.scope)
+    if args.http is None:
+        serve_stdio(args.store, scope=scope, allow_writes=args.allow_writes)
+        return 0
+    host, sep, port = args.http.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) < 65536:
+        return fail(f"--http takes HOST:PORT (e.g. 127.0.0.1:8765; port 0: any free port, "
+                    f"announced with --json), got {args.http!r}")
+    serve_http(args.store, scope=scope, allow_writes=args.allow_writes,
+               host=host, port=int(port), announce=args.json)
+    return 0
+
+
+PARSERS = (parser_demo, parser_bench, parser_mcp)

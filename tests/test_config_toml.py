@@ -1,0 +1,121 @@
+"""Tracker and relation settings from a TOML file: read, validated with errors that name the
+file, the table and the setting, and used by the command line (``locimem --config``); the
+CLI's ``-v`` shows the ``locimem`` logger, which the library leaves without handlers."""
+
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from locimem import Detection, ObjectMemory, TrackerConfig
+from locimem.cli import main
+from locimem.config import RelationConfig
+from locimem.errors import InvalidInput
+
+
+def _toml(tmp_path: Path, text: str, name: str = "robot") -> Path:
+    path = tmp_path / f"{name}.toml"
+    path.write_text(text)
+    return path
+
+
+def test_a_config_file_sets_tracker_and_relation_settings(tmp_path) -> None:
+    path = _toml(tmp_path, "[tracker]\ntau_s = 20.0\npromote_after = 4\nhuman_label_weight = 2"
+                           "\n\n[relations]\non_gap_m = 0.08\n")
+    config = TrackerConfig.from_toml(path)
+    assert config == TrackerConfig(tau_s=20.0, promote_after=4, human_label_weight=2.0,
+                                   relations=RelationConfig(on_gap_m=0.08))
+    assert TrackerConfig.from_toml(_toml(tmp_path, "")) == TrackerConfig()
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("[tracker]\ntau = 3\n", r": \[tracker\] has no setting 'tau' \(known: "),
+    ("[relations]\nonn_gap_m = 0.1\n", r": \[relations\] has no setting 'onn_gap_m'"),
+    ("[encoder]\nname = 'minilm'\n", r": unknown table\(s\) encoder \(a config has \[tracker\] "
+                                     r"and \[relations\]\)$"),
+    ("tracker = 3\n", r": tracker must be a table \(\[tracker\]\), got a int$"),
+    ("[tracker]\ntau_s = -1.0\n", r": \[tracker\] tau_s must be > 0, got -1.0$"),
+    ("[tracker]\npromote_after = 'six'\n", r": \[tracker\] promote_after must be an integer"),
+    ("[relations]\non_min_overlap = 2.0\n",
+     r": \[relations\] on_min_overlap must be a fraction in \(0, 1\], got 2.0$"),
+    ("[tracker\ntau_s = 1\n", r"robot\.toml is not valid TOML: "),
+])
+def test_bad_config_files_are_named(tmp_path, text, message) -> None:
+    path = _toml(tmp_path, text)
+    with pytest.raises(InvalidInput, match=message) as caught:
+        TrackerConfig.from_toml(path)
+    assert str(path) in str(caught.value)
+
+
+def test_a_missing_config_file(tmp_path) -> None:
+    with pytest.raises(InvalidInput, match=r"^cannot read the config '.*nope\.toml': No such"):
+        TrackerConfig.from_toml(tmp_path / "nope.toml")
+
+
+def test_on_python_3_10_tomli_reads_it(tmp_path, monkeypatch) -> None:
+    pytest.importorskip("tomli")
+    monkeypatch.setitem(sys.modules, "tomllib", None)  # as if Python 3.10
+    path = _toml(tmp_path, "[tracker]\ntau_s = 20.0\n")
+    assert TrackerConfig.from_toml(path).tau_s == 20.0
+    with pytest.raises(InvalidInput, match="is not valid TOML"):
+        TrackerConfig.from_toml(_toml(tmp_path, "[tracker\n"))
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    path = tmp_path / "home.loci"
+    with ObjectMemory.open(path, scope="home") as mem:
+        for t in range(6):
+            mem.observe(float(t), [Detection("cup", 0.9, (1, 1, 1), (0.1, 0.1, 0.1))])
+    return path
+
+
+def test_the_cli_uses_the_config(tmp_path, store, capsys) -> None:
+    weighted = _toml(tmp_path, "[tracker]\nhuman_label_weight = 2.0\n", "weighted")
+    assert main(["--config", str(weighted), "relabel", str(store), "1", "vase", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)["event"]["data"]
+    assert (data["pin"], data["mass"]) == (False, 2.0)  # weighted evidence, not a pin
+    assert main(["relabel", str(store), "1", "mug", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["event"]["data"]["pin"] is True
+    slow = _toml(tmp_path, "[tracker]\ntau_s = 1000.0\n", "slow")
+    assert main(["--config", str(slow), "inspect", str(store), "--json"]) == 0
+    capsys.readouterr()
+    bad = _toml(tmp_path, "[tracker]\ntau_s = 0\n", "bad")
+    assert main(["--config", str(bad), "events", str(store)]) == 2
+    assert capsys.readouterr().err == (f"error: {bad}: [tracker] tau_s must be > 0, got 0.0\n")
+    scans = tmp_path / "scans.jsonl"
+    scans.write_text("")
+    assert main(["--config", str(slow), "ingest", str(scans), str(store)]) == 2
+    assert "ingest does not take tracker settings yet" in capsys.readouterr().err
+
+
+def test_the_library_installs_no_log_handlers_and_verbose_shows_its_logger(store, capsys):
+    code = ("import logging, locimem, locimem.memory, locimem.cli; "
+            "print(logging.getLogger('locimem').handlers)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out == "[]\n"
+    logger = logging.getLogger("locimem")
+    try:
+        assert main(["-v", "inspect", str(store)]) == 0
+        logger.info("a message for the operator")
+        assert capsys.readouterr().err.endswith("INFO locimem: a message for the operator\n")
+    finally:
+        for handler in list(logger.handlers):
+            logger.removeHandler(handler)
+        logger.setLevel(logging.NOTSET)
+
+
+def test_the_readme_config_example_reads(tmp_path) -> None:
+    import re
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    (block,) = re.findall(r"```toml\n(.*?)```", readme, flags=re.S)
+    config = TrackerConfig.from_toml(_toml(tmp_path, block))
+    assert (config.tau_s, config.promote_after, config.human_label_weight,
+            config.relations.on_gap_m) == (20.0, 4, 2.0, 0.08)

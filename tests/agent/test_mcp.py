@@ -12,8 +12,8 @@ import pytest
 
 from locimem import Detection, ObjectMemory
 from locimem.errors import ReadOnly
-from tests.test_agent_injection import NOTE, bad_chars, injected_home, strings_in
-from tests.test_agent_tools import build_home
+from tests.agent.test_agent_injection import NOTE, bad_chars, injected_home, strings_in
+from tests.agent.test_agent_tools import build_home
 
 mcp = pytest.importorskip("mcp")
 anyio = pytest.importorskip("anyio")

@@ -42,7 +42,7 @@ from locimem.store.sqlite.schema import SCHEMA_VERSION
 from locimem.tracker.apply import apply
 from tests.helpers import file_tree
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 CLOCK_START = 1_700_000_000.0
 
 

@@ -41,7 +41,7 @@ from tests.helpers import det, kill_at_random, start_child
 
 SCOPE = "home"
 T0 = 1718119812.25  # 2024-06-11 15:30:12.25 UTC
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 
 CHILD = textwrap.dedent(
     """

@@ -28,7 +28,7 @@ from locimem.store.base import RowChanges
 from locimem.store.sqlite import SQLiteStore
 from tests.helpers import det
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 ALL_RULES = ("sqlite_integrity", "schema_version", "schema_tables", "ids_unique", "log_order",
              "record_kinds", "appeared", "observations_accounted", "confidence_range",
              "object_fields", "parents_exist", "relations_live", "levels_rooms",

@@ -20,7 +20,7 @@ import pytest
 
 from tests.fuzz_harness import Harness, RandomBytes
 
-HARNESS = Path(__file__).with_name("fuzz_harness.py")
+HARNESS = Path(__file__).parents[1] / "fuzz_harness.py"
 
 
 def test_the_harness_finds_nothing_on_seeded_random_inputs():

@@ -235,7 +235,7 @@ def test_the_command(tmp_path: Path, house_rrd: tuple[Path, Any]) -> None:
 
 
 def test_the_readme_live_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     (block,) = [b for b in re.findall(r"```py\n(.*?)```", readme, flags=re.S)
                 if "RerunLogger" in b]
     monkeypatch.chdir(tmp_path)

@@ -37,7 +37,7 @@ from locimem.interchange.graph import to_networkx
 from locimem.interchange.scene_graph import NODE_KINDS, object_uid, room_uid
 from locimem.scene.rooms import Room
 from tests.helpers import HOUSE, ID, ROOMS
-from tests.test_scene_graph import build_house, scan
+from tests.scene.test_scene_graph import build_house, scan
 
 SCOPE = "test"
 REMOTE = len(HOUSE) + 1  # on the bedroom's nightstand

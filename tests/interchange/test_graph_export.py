@@ -25,7 +25,7 @@ from locimem.interchange.graph import (
 )
 from locimem.interchange.scene_graph import object_uid, room_uid
 from tests.helpers import HOUSE, ID, ROOMS
-from tests.test_scene_graph import build_house
+from tests.scene.test_scene_graph import build_house
 
 
 @pytest.fixture

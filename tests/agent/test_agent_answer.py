@@ -14,7 +14,7 @@ from locimem import InvalidInput, ObjectMemory
 from locimem.agent import Answer, OfflineVerbalizer, OpenAIChatVerbalizer, VerbalizerError
 from locimem.agent.answer import SYSTEM, build_prompt
 from locimem.agent.safety import estimate_tokens
-from tests.test_agent_tools import build_home
+from tests.agent.test_agent_tools import build_home
 
 
 @pytest.fixture(scope="module")

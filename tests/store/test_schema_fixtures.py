@@ -15,7 +15,7 @@ from locimem.errors import SchemaVersionError
 from locimem.store.sqlite import schema
 from locimem.store.sqlite.schema import SCHEMA_VERSION
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 ALL_MIGRATIONS = [("0001_initial", 1), ("0002_sources_prior_keyframes", 2),
                   ("0003_existence_belief", 3)]
 

@@ -11,7 +11,7 @@ import pytest
 from locimem import ObjectMemory
 from locimem.agent.tools import SPECS, STRICT_KEYWORDS, ToolRegistry
 from locimem.errors import InvalidInput
-from tests.test_agent_tools import build_home
+from tests.agent.test_agent_tools import build_home
 
 
 def _keywords(schema: dict) -> set[str]:

@@ -26,7 +26,7 @@ from locimem.interchange.usd import (
     safe_name,
 )
 from tests.helpers import HOUSE, ID, ROOMS
-from tests.test_scene_graph import build_house, scan
+from tests.scene.test_scene_graph import build_house, scan
 
 QUARTER_TURN = (math.cos(math.pi / 4), 0.0, 0.0, math.sin(math.pi / 4))  # w, x, y, z: 90° about z
 # outside every room (the house spans x 0..10, y -5..4); ids 17.. in this order

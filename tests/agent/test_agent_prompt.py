@@ -13,7 +13,7 @@ import pytest
 from locimem import Detection, InvalidInput, NotFound, ObjectMemory, TrackerConfig
 from locimem.agent.prompt import scene_data
 from locimem.agent.safety import clean, estimate_tokens, fence_tag
-from tests.test_agent_tools import build_home
+from tests.agent.test_agent_tools import build_home
 
 LINE = re.compile(r'^(?P<indent> *)#(?P<id>\d+) (?P<label>"(?:[^"\\]|\\.)*")')
 

@@ -547,8 +547,9 @@ def test_rows_give_the_interchange_encoding_bulk_load_takes(backend: Backend,
     columns = {"commits": ("id", "kind", "t", "recorded_at", "actor", "reason",
                            "n_detections", "camera", "missed", "miss_credit", "together",
                            "miss_credits"),
-               "observations": tuple(
-                   ["seq", "commit_id", "t", "idx", "object_id", "label", "confidence", "cx", "cy", "cz", "sx", "sy", "sz", "weight", "tier", "rejected", "track_id", "orientation", "feature", "key"]),
+               "observations": ("seq", "commit_id", "t", "idx", "object_id", "label",
+                                "confidence", "cx", "cy", "cz", "sx", "sy", "sz", "weight",
+                                "tier", "rejected", "track_id", "orientation", "feature", "key"),
                "events": ("seq", "commit_id", "t", "kind", "object_id", "label", "data"),
                "rejection_keys": ("key", "reason", "count", "first_seq", "last_seq",
                                   "last_t")}

@@ -27,7 +27,6 @@ from locimem.agent.prompt import scene_prompt as agent_scene_prompt
 from locimem.agent.tools import ToolRegistry
 from locimem.agent.verbalizer import Verbalizer
 from locimem.check import (
-    check_positive,
     check_scope,
     check_text,
     check_time,
@@ -57,9 +56,7 @@ from locimem.tracker.load import replay_stale_cache
 _UNREADABLE = (sqlite3.DatabaseError, KeyError, ValueError, TypeError, IndexError,
                AttributeError, OverflowError, zlib.error, RecursionError)
 logger = logging.getLogger("locimem")
-FLEET_LATE_S = 1.0
-"""A scan may trail another writer's latest commit by this much on a shared (PostgreSQL)
-store: robots' clocks agree to well under it, and a scan's delivery rarely takes longer."""
+
 
 
 class ObjectMemory(Corrections, PriorMapWrites, RoomWrites, Maintenance):
@@ -93,7 +90,6 @@ class ObjectMemory(Corrections, PriorMapWrites, RoomWrites, Maintenance):
         encoder: Encoder | str | None = None,
         vector_index: str = "exact",
         check: str = "quick",
-        late_s: float | None = None,
     ) -> ObjectMemory:
         """Open (or create) the store at ``path`` and rebuild the memory of ``scope``.
 
@@ -116,10 +112,6 @@ class ObjectMemory(Corrections, PriorMapWrites, RoomWrites, Maintenance):
                 :mod:`locimem.store.sqlite.open_check`): ``"quick"`` (SQLite's ``quick_check`` on
                 files up to 64 MiB, the header and schema on larger ones), ``"header"``
                 (header and schema only) or ``"off"``. (SQLite only.)
-            late_s: how far (seconds) a scan may trail the latest commit *another writer*
-                landed in the scope and still be accepted, its records keeping its own time
-                (docs/architecture.md, "Fleet on PostgreSQL"); default 1.0 on PostgreSQL,
-                0 on SQLite (one writer: scans never go back in time).
 
         Raises:
             StoreLocked: another process has the store open for writing.
@@ -136,8 +128,6 @@ class ObjectMemory(Corrections, PriorMapWrites, RoomWrites, Maintenance):
         text_encoder = _check_encoder(encoder)
         make_index = _check_vector_index(vector_index)
         shared = is_postgres_url(path)
-        late = check_positive(FLEET_LATE_S if late_s is None and shared else late_s or 0.0,
-                              "late_s", allow_zero=True)
         store: Store
         if shared:
             from locimem.store.postgres import PostgresStore
@@ -148,8 +138,9 @@ class ObjectMemory(Corrections, PriorMapWrites, RoomWrites, Maintenance):
         try:
             if not store.read_only and store.cache_stale():  # a migration left it to replay
                 replay_stale_cache(store)
+            # a scan may trail another writer's commit by the store's late_s (SQLite: 0)
             return cls(store, scope, config, clock, text_encoder, make_index, shared=shared,
-                       late_s=late)
+                       late_s=store.late_s)
         except LocimemError:
             store.close()
             raise

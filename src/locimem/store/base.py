@@ -85,6 +85,10 @@ class Store(Protocol):
     """Where the store lives (a file path, ``":memory:"``, a URL): for messages and names."""
     read_only: bool
     """Opened without the writer lock: every write raises ``ReadOnly``."""
+    late_s: float
+    """How far (seconds) a scan may trail the latest commit *another writer* landed in its
+    scope and still be accepted (its records keep its own time). 0 where a store has one
+    writer (SQLite); a PostgreSQL store fixes it when created (default 1 s)."""
 
     # -- lifecycle ----------------------------------------------------------------------------
     def close(self) -> None:

@@ -113,7 +113,13 @@ class PostgresStore:
     :meth:`objects_in_box` (a spatial query served by the GiST index on the boxes).
     """
 
-    def __init__(self, url: str, *, read_only: bool = False, durable: bool = True) -> None:
+    late_s: float
+    """How far (seconds) a scan may trail the latest commit another writer landed in its
+    scope: the store's ``late_s`` (meta), fixed when it was created (default
+    :data:`LATE_S`) so every writer of the fleet — and ``validate`` — agrees on it."""
+
+    def __init__(self, url: str, *, read_only: bool = False, durable: bool = True,
+                 late_s: float = 1.0) -> None:
         self._conninfo, self.schema = parse_url(url)
         self.url = url
         self.path = _redacted(url)
@@ -126,7 +132,8 @@ class PostgresStore:
             if read_only:
                 self._check_schema(conn)
             else:
-                self._create_or_check(conn)
+                self._create_or_check(conn, late_s)
+            self.late_s = float(self.meta().get("late_s", "0"))
         except BaseException:
             self.close()
             raise
@@ -204,7 +211,7 @@ class PostgresStore:
                 f"than this locimem understands ({SCHEMA_VERSION}); upgrade locimem")
         return version
 
-    def _create_or_check(self, conn: psycopg.Connection[Any]) -> None:
+    def _create_or_check(self, conn: psycopg.Connection[Any], late_s: float) -> None:
         """Create the schema (extensions, tables, ``meta``) if it is not there, or bring an
         older one up to date — one transaction per step, under a lock that makes two writers
         opening a new store at once create it once."""
@@ -238,6 +245,7 @@ class PostgresStore:
                 if version == 0:
                     _set_meta(conn, "format", FORMAT)
                     _set_meta(conn, "created_at", repr(time.time()))
+                    _set_meta(conn, "late_s", repr(float(late_s)))
         except psycopg.OperationalError as exc:
             raise self._lost(exc) from None
 

@@ -75,6 +75,9 @@ class SQLiteStore:
     pre-migration copy went, if this open migrated the file) are SQLite's own.
     """
 
+    late_s = 0.0
+    """One writer per file: a scan never trails another writer's (see the protocol)."""
+
     def __init__(self, path: str | os.PathLike[str], *, read_only: bool = False,
                  durable: bool = True, check: str = "quick") -> None:
         check = check_open_mode(check)  # see locimem.store.sqlite.open_check

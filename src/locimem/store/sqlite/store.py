@@ -361,10 +361,10 @@ class SQLiteStore:
         return ((max_oid or 0) + 1, max(max_obs or 0, max_ev or 0) + 1, (max_commit or 0) + 1)
 
     def last_commit_time(self, scope: str) -> float | None:
-        row = self.conn.execute(
-            "SELECT t FROM commits WHERE scope = ? ORDER BY id DESC LIMIT 1", (scope,)
-        ).fetchone()
-        return None if row is None else row[0]
+        """The latest valid time of the scope's commits (its last commit's, unless the scope
+        came from a fleet, where a late scan may commit after a later one)."""
+        return self.conn.execute("SELECT max(t) FROM commits WHERE scope = ?",
+                                 (scope,)).fetchone()[0]
 
     def load_objects(self, scope: str) -> list[ObjectState]:
         """The materialised objects of ``scope`` (the cache written with each commit)."""

@@ -34,6 +34,7 @@ EPILOG = """examples:
   locimem bench bag                  scans/s from a ROS 2 bag beside the Python API
   locimem bench crowd                one box reported 200..10,000 times in one scan
   locimem bench load                 1 writer + 4 readers for 60 s: torn states, p99 latencies
+  locimem bench fleet                1-8 writers on PostgreSQL (--url) beside SQLite
   locimem mcp home.loci              serve the memory to a language model over MCP (stdio)
   locimem export home.loci home-map/  a readable, checksummed directory (home.usda: USD)
   locimem export home.loci scene.cypher  the scene graph for Neo4j: cypher-shell < scene.cypher
@@ -278,6 +279,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
         f = run_load_suite(sys.stdout, seconds=args.seconds, readers=args.readers)
         return 0 if f.torn == 0 and not f.errors else 1
+    if args.suite == "fleet":
+        from locimem.bench.fleet import run_fleet_suite
+
+        run_fleet_suite(sys.stdout, args.url, seconds=args.fleet_seconds)
+        return 0
     if args.suite == "retention":
         from locimem.bench.retention import run_retention_suite
 
@@ -866,10 +872,11 @@ def build_parser() -> argparse.ArgumentParser:
                        "or interchange (export and import time and size) "
                        "or bag (scans/s from a ROS 2 bag vs the Python API; also run by ingest) "
                        "or crowd (one box reported 200 to 10,000 times in one scan) "
-                       "or load (1 writer and 4 readers on one file: torn states, p99s)")
+                       "or load (1 writer and 4 readers on one file: torn states, p99s) "
+                       "or fleet (1-8 writer processes on PostgreSQL beside SQLite)")
     p.add_argument("suite", nargs="?", default="ingest",
                    choices=["ingest", "retention", "quality", "queries", "qa", "interchange",
-                            "bag", "crowd", "load"],
+                            "bag", "crowd", "load", "fleet"],
                    help="which benchmark (default: ingest)")
     p.add_argument("--minutes", type=float, default=10.0,
                    help="retention: minutes of 30 Hz stream to simulate (default 10)")
@@ -889,6 +896,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="load: how long the writer and readers run (default 60)")
     p.add_argument("--readers", type=int, default=4,
                    help="load: reader processes (default 4)")
+    p.add_argument("--url", help="fleet: a PostgreSQL server (default $LOCIMEM_POSTGRES)")
+    p.add_argument("--fleet-seconds", type=float, default=5.0,
+                   help="fleet: measured seconds per row (default 5)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_bench)
     return parser

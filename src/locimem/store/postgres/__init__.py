@@ -10,6 +10,12 @@ Importing this package imports psycopg; :mod:`locimem.store` and the memory impo
 when a ``postgresql://`` URL is opened.
 """
 
-from locimem.store.postgres.store import DEFAULT_SCHEMA, PostgresStore, is_postgres_url, parse_url
+from locimem.store.postgres.store import (
+    DEFAULT_SCHEMA,
+    PostgresStore,
+    is_postgres_url,
+    parse_url,
+    with_schema,
+)
 
-__all__ = ["DEFAULT_SCHEMA", "PostgresStore", "is_postgres_url", "parse_url"]
+__all__ = ["DEFAULT_SCHEMA", "PostgresStore", "is_postgres_url", "parse_url", "with_schema"]

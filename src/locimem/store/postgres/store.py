@@ -74,7 +74,7 @@ from locimem.store.sqlite.codec import (
     record_rows,
 )
 
-__all__ = ["DEFAULT_SCHEMA", "PostgresStore", "is_postgres_url", "parse_url"]
+__all__ = ["DEFAULT_SCHEMA", "PostgresStore", "is_postgres_url", "parse_url", "with_schema"]
 
 DEFAULT_SCHEMA = "locimem"
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
@@ -401,7 +401,7 @@ class PostgresStore:
         not exist yet. For backups of record, use ``pg_dump --schema`` (docs/architecture.md,
         "Fleet on PostgreSQL")."""
         target = str(target)
-        url = target if is_postgres_url(target) else _with_schema(self.url, target)
+        url = target if is_postgres_url(target) else with_schema(self.url, target)
         _, schema = parse_url(url)
         if schema == self.schema:
             raise InvalidInput(f"backup target {target!r} is this store's own schema")
@@ -788,7 +788,8 @@ def _stored_columns(conn: psycopg.Connection[Any], table: str) -> list[str]:
         "ORDER BY ordinal_position", (table,))]
 
 
-def _with_schema(url: str, schema: str) -> str:
+def with_schema(url: str, schema: str) -> str:
+    """``url`` naming ``schema`` instead of its own."""
     parts = urlsplit(url)
     query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "schema"]
     return urlunsplit(parts._replace(query=urlencode([*query, ("schema", schema)])))

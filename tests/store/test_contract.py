@@ -161,6 +161,9 @@ def test_append_is_atomic(store: Store) -> None:
 
 
 def test_counters_are_shared_across_scopes(store: Store) -> None:
+    # counters() without a scope is above every scope's ids, on every backend; whether ids
+    # are *allocated* file-wide is SQLite's own (test_sqlite_specific.py) — PostgreSQL
+    # allocates per scope (counters(scope)), so scopes write in parallel
     fill(store)
     # next object id: after the newest APPEARED (3); next seq after 11; next commit after 4
     assert store.counters() == (4, 12, 5)

@@ -17,7 +17,6 @@ import pytest
 
 from locimem import ObjectMemory
 from locimem.interchange.validate import validate
-from locimem.store.postgres import PostgresStore
 from tests import pg
 from tests.fleet_worker import THINGS, scene
 
@@ -42,6 +41,8 @@ def _robot(url: str, writer: int, writers: int, start_at: float, *extra: str
 
 @pytest.mark.parametrize("writers", [2, 4])
 def test_robots_observing_one_scene_at_once_make_one_object_per_thing(writers: int) -> None:
+    from locimem.store.postgres import PostgresStore
+
     url = pg.new_url(f"race{writers}")
     PostgresStore(url, late_s=60.0).close()  # a loaded 2-core machine: scans may trail far
     start_at = time.time() + 1.5
@@ -84,6 +85,8 @@ def test_robots_observing_one_scene_at_once_make_one_object_per_thing(writers: i
 
 
 def test_a_robot_killed_mid_scan_leaves_a_consistent_store() -> None:
+    from locimem.store.postgres import PostgresStore
+
     url = pg.new_url("kill")
     PostgresStore(url, late_s=60.0).close()
     rng = random.Random(7)

@@ -94,6 +94,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     _patch.undo()
+    from tests import pg
+
+    pg.drop_all()  # the PostgreSQL schemas this run made
 
 
 def _validate_before_close(store: SQLiteStore) -> None:

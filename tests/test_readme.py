@@ -53,8 +53,9 @@ def test_quick_start_runs_and_prints_what_it_claims(tmp_path, monkeypatch):
 def test_the_two_setup_commands_are_the_ci_command():
     text = README.read_text()
     ci = (README.parent / ".ci" / "run").read_text()
-    test_cmd = ('python -m pip install -e ".[test,text,vectors,mcp,usd,graph,kuzu,rerun,ros,'
-                'toml]" && python -m pytest')
+    test_cmd = ('python -m pip install -e '
+                '".[test,text,vectors,mcp,usd,graph,kuzu,rerun,ros,toml,postgres]" '
+                "&& python -m pytest")
     assert test_cmd in text and test_cmd in ci
     assert "python -m pip install . && locimem demo" in text
 

@@ -7,6 +7,7 @@ Every error raised at a public boundary is raised *before* anything is written.
 from __future__ import annotations
 
 __all__ = [
+    "ConnectionLost",
     "CorruptStore",
     "IntegrityError",
     "InvalidInput",
@@ -19,6 +20,7 @@ __all__ = [
     "StoreClosed",
     "StoreLocked",
     "ToolError",
+    "WriteConflict",
 ]
 
 
@@ -73,3 +75,16 @@ class IntegrityError(LocimemError):
 class CorruptStore(LocimemError):
     """The store file is damaged (truncated, a page overwritten, a record that cannot be
     read); nothing was written. ``locimem validate STORE`` lists every problem."""
+
+
+class ConnectionLost(LocimemError):
+    """The connection to a database server (a PostgreSQL store) dropped during the call: the
+    call's transaction was rolled back by the server, so nothing of it was written (if the
+    drop came after the server committed, the commit is whole). The next call reconnects, and
+    a writing memory catches up on the store before it decides anything again."""
+
+
+class WriteConflict(LocimemError):
+    """Another writer committed to the scope while this change was being decided, so it was
+    decided from an out-of-date state; nothing was written. The memory has caught up: call
+    again. (Scans never conflict: they are decided under the scope's write lock.)"""

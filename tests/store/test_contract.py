@@ -161,6 +161,9 @@ def test_append_is_atomic(store: Store) -> None:
 
 
 def test_counters_are_shared_across_scopes(store: Store) -> None:
+    # counters() without a scope is above every scope's ids, on every backend; whether ids
+    # are *allocated* file-wide is SQLite's own (test_sqlite_specific.py) — PostgreSQL
+    # allocates per scope (counters(scope)), so scopes write in parallel
     fill(store)
     # next object id: after the newest APPEARED (3); next seq after 11; next commit after 4
     assert store.counters() == (4, 12, 5)
@@ -497,7 +500,7 @@ def test_backup_opens_as_a_store_with_the_same_rows(backend: Backend, store: Sto
     logs = fill(store)
     store.compact(S, checkpoint_commit=2, checkpoint_t=5.0, state={"v": 1}, delete_seqs=[2],
                   records=[commit(5, 9.5, kind="maintenance")])
-    target = tmp_path / "copy.loci"
+    target = backend.copy_target(tmp_path)
     store.backup(target)
     copy = backend.open_copy(target)
     try:
@@ -510,3 +513,61 @@ def test_backup_opens_as_a_store_with_the_same_rows(backend: Backend, store: Sto
         assert 2 not in {o.seq for o in copy.observations(S)}
     finally:
         copy.close()
+
+
+# -- many writers: turns, heads, rows for moving between stores -------------------------------
+def test_head_and_counters_of_a_scope(store: Store) -> None:
+    assert store.head(S) == 0
+    fill(store)
+    assert store.head(S) == 4 and store.head(OTHER) == 3 and store.head("nobody") == 0
+    # a scope's counters are above its own ids (SQLite's: above every scope's)
+    next_oid, next_seq, next_commit = store.counters(S)
+    assert next_oid >= 3 and next_seq >= 12 and next_commit >= 5
+    assert store.counters(OTHER)[2] >= 4
+
+
+def test_a_write_turn_commits_its_appends_together(store: Store) -> None:
+    fill(store)
+    with store.write_turn(S):
+        store.append(S, [commit(5, 10.0)], RowChanges())
+        store.append(S, [commit(6, 11.0)], RowChanges())
+    assert store.head(S) == 6
+    with pytest.raises(Boom), store.write_turn(S):
+        store.append(S, [commit(7, 12.0)], RowChanges())
+        raise Boom("decided wrong")
+    if backend_is_server(store):
+        assert store.head(S) == 6  # a server's turn is one transaction: 7 rolled back
+
+
+def backend_is_server(store: Store) -> bool:
+    return store.path.startswith(("postgresql://", "postgres://"))
+
+
+def test_rows_give_the_interchange_encoding_bulk_load_takes(backend: Backend,
+                                                            store: Store,
+                                                            tmp_path: Path) -> None:
+    logs = fill(store)
+    columns = {"commits": ("id", "kind", "t", "recorded_at", "actor", "reason",
+                           "n_detections", "camera", "missed", "miss_credit", "together",
+                           "miss_credits"),
+               "observations": ("seq", "commit_id", "t", "idx", "object_id", "label",
+                                "confidence", "cx", "cy", "cz", "sx", "sy", "sz", "weight",
+                                "tier", "rejected", "track_id", "orientation", "feature", "key"),
+               "events": ("seq", "commit_id", "t", "kind", "object_id", "label", "data"),
+               "rejection_keys": ("key", "reason", "count", "first_seq", "last_seq",
+                                  "last_t")}
+    first = next(store.rows("observations", S, columns["observations"]))
+    assert isinstance(first[18], bytes)  # the embedding as raw float32 bytes
+    assert np.frombuffer(first[18], np.float32).tolist() == pytest.approx([0.6, 0.8, 0.0])
+    (tmp_path / "second").mkdir()
+    copy = backend.new(tmp_path / "second")  # another, empty store of the same backend
+    try:
+        copy.bulk_load([(t, ("scope", *cols), ((S, *r) for r in store.rows(t, S, cols)))
+                        for t, cols in columns.items()])
+        assert same_obs(list(copy.iter_log(S)), logs[S])
+        assert copy.load_rejections(S) == store.load_rejections(S)
+    finally:
+        copy.close()
+    with pytest.raises(ValueError, match="unknown table"):
+        list(store.rows("meta", S, ("key",)))
+    assert store.meta()["format"] == "locimem"

@@ -94,7 +94,7 @@ class StoreHandle:
             mem = self._open()
             try:
                 version = self._data_version(mem)
-                if self._writable or mem.store.counters()[2] == mem.state.next_commit:
+                if self._writable or mem.store.counters(mem.scope)[2] == mem.state.next_commit:
                     return mem, version
             except BaseException:
                 mem.close()

@@ -43,6 +43,7 @@ EPILOG = """examples:
   locimem bench bag                  scans/s from a ROS 2 bag beside the Python API
   locimem bench crowd                one box reported 200..10,000 times in one scan
   locimem bench load                 1 writer + 4 readers for 60 s: torn states, p99 latencies
+  locimem bench fleet                1-8 writers on PostgreSQL (--url) beside SQLite
   locimem mcp home.loci              serve the memory to a language model over MCP (stdio)
   locimem mcp home.loci --http 127.0.0.1:8765   the same over streamable HTTP
   locimem export home.loci home-map/  a readable, checksummed directory (home.usda: USD)

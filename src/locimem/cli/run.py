@@ -113,10 +113,11 @@ def parser_bench(sub: Sub) -> None:
                        "or interchange (export and import time and size) "
                        "or bag (scans/s from a ROS 2 bag vs the Python API; also run by ingest) "
                        "or crowd (one box reported 200 to 10,000 times in one scan) "
-                       "or load (1 writer and 4 readers on one file: torn states, p99s)")
+                       "or load (1 writer and 4 readers on one file: torn states, p99s) "
+                       "or fleet (1-8 writer processes on PostgreSQL beside SQLite)")
     p.add_argument("suite", nargs="?", default="ingest",
                    choices=["ingest", "retention", "quality", "queries", "qa", "interchange",
-                            "bag", "crowd", "load"],
+                            "bag", "crowd", "load", "fleet"],
                    help="which benchmark (default: ingest)")
     p.add_argument("--minutes", type=float, default=10.0,
                    help="retention: minutes of 30 Hz stream to simulate (default 10)")
@@ -136,6 +137,9 @@ def parser_bench(sub: Sub) -> None:
                    help="load: how long the writer and readers run (default 60)")
     p.add_argument("--readers", type=int, default=4,
                    help="load: reader processes (default 4)")
+    p.add_argument("--url", help="fleet: a PostgreSQL server (default $LOCIMEM_POSTGRES)")
+    p.add_argument("--fleet-seconds", type=float, default=5.0,
+                   help="fleet: measured seconds per row (default 5)")
     add_json(p, "print JSON: the suite and its report's lines")
     add_quiet(p)
     p.set_defaults(func=cmd_bench)
@@ -190,6 +194,11 @@ def _bench(args: argparse.Namespace, out: TextIO) -> int:
 
         f = run_load_suite(out, seconds=args.seconds, readers=args.readers)
         return 0 if f.torn == 0 and not f.errors else 1
+    if args.suite == "fleet":
+        from locimem.bench.fleet import run_fleet_suite
+
+        run_fleet_suite(out, args.url, seconds=args.fleet_seconds)
+        return 0
     if args.suite == "retention":
         from locimem.bench.retention import run_retention_suite
 

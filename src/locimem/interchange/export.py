@@ -67,6 +67,7 @@ from locimem.interchange.directory import read_memory as read_memory
 from locimem.interchange.load import ImportReport, import_memory
 from locimem.interchange.store_file import _read_only, _store_version
 from locimem.memory import ObjectMemory
+from locimem.store.base import is_postgres_url
 from locimem.store.sqlite import SQLiteStore
 from locimem.store.sqlite.schema import SCHEMA_VERSION
 from locimem.tracker.load import replay_stale_cache
@@ -129,6 +130,12 @@ def export_memory(store_path: str | os.PathLike[str], directory: str | os.PathLi
         SchemaVersionError: the store is from a newer locimem.
         InvalidInput: ``directory`` exists and is not empty; a bad ``scene`` or ``map_frame``.
     """
+    if is_postgres_url(store_path):  # a PostgreSQL scope: exported from a scratch copy
+        from locimem.interchange.move import scratch_copy
+
+        with scratch_copy(str(store_path), check_scope(scope)) as copy:
+            return export_memory(copy, directory, scope=scope, scene=scene,
+                                 map_frame=map_frame, progress=progress, hmac_key=hmac_key)
     started = time.perf_counter()
     scope = check_scope(scope)
     if scene is not None:

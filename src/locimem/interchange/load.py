@@ -23,6 +23,7 @@ import math
 import os
 import secrets
 import sqlite3
+import tempfile
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -49,7 +50,7 @@ from locimem.interchange.directory import (
 )
 from locimem.interchange.row_checks import row_problem
 from locimem.interchange.store_file import _read_only, _store_version
-from locimem.store.base import RowsRejected
+from locimem.store.base import RowsRejected, is_postgres_url
 from locimem.store.sqlite import SQLiteStore
 from locimem.store.sqlite.codec import encode_checkpoint, encode_json, encode_json_ordered
 from locimem.tracker.load import replay_stale_cache
@@ -125,6 +126,9 @@ def import_memory(directory: str | os.PathLike[str], store_path: str | os.PathLi
 def _import_memory(directory: str | os.PathLike[str], store_path: str | os.PathLike[str], *,
                    scope: str | None, progress: Progress | None, hmac_key: bytes | None,
                    check_signature: bool) -> ImportReport:
+    if is_postgres_url(store_path):
+        return _import_into_server(directory, str(store_path), scope=scope, progress=progress,
+                                   hmac_key=hmac_key, check_signature=check_signature)
     started = time.perf_counter()
     source = Path(directory)
     manifest = verify_directory(source, progress=progress, hmac_key=hmac_key,
@@ -160,6 +164,30 @@ def _import_memory(directory: str | os.PathLike[str], store_path: str | os.PathL
                         seconds=time.perf_counter() - started,
                         migrated_from=version if backup is not None else None,
                         backup_path=backup)
+
+
+def _import_into_server(directory: str | os.PathLike[str], url: str, *, scope: str | None,
+                        progress: Progress | None, hmac_key: bytes | None,
+                        check_signature: bool) -> ImportReport:
+    """Import into a PostgreSQL store: every check of a file import, into a new scratch SQLite
+    file, then that file's scope copied into the server in one transaction
+    (:func:`~locimem.interchange.move.copy_scope`; refused if the scope is there)."""
+    from locimem.interchange.move import copy_scope, open_store
+
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="locimem-import-") as folder:
+        scratch = Path(folder) / "scratch.loci"
+        report = _import_memory(directory, scratch, scope=scope, progress=progress,
+                                hmac_key=hmac_key, check_signature=check_signature)
+        with contextlib.closing(open_store(url)) as target:
+            if target.head(report.scope):
+                raise ScopeError(f"{target.path!r} already has scope {report.scope!r}; "
+                                 "nothing was imported")
+            with contextlib.closing(SQLiteStore(scratch, read_only=True)) as src:
+                copy_scope(src, target, report.scope)
+            where = target.path
+    return ImportReport(store=where, scope=report.scope, counts=report.counts,  # type: ignore[arg-type]
+                        created=False, seconds=time.perf_counter() - started)
 
 
 def _scratch_path(dest: Path) -> Path:

@@ -142,8 +142,15 @@ def log_order(c: Checker) -> None:
         c.add(rule, seqs, f"records out of commit order (seqs {_ids_text(seqs)}): "
                              "seqs must increase with commit ids")
     commits = "(SELECT id AS k, t AS v, scope AS p FROM commits)"
-    for scope, ids in _out_of_order(c.conn, commits).items():
-        c.add(rule, ids, f"commit times go back at commits {_ids_text(ids)}", scope)
+    # a fleet's late scan may trail another writer's commit by the store's late_s (meta)
+    late = dict(c.q("SELECT key, value FROM meta")).get("late_s", "0")
+    try:
+        slack = max(0.0, float(late))
+    except ValueError:
+        slack = 0.0
+    for scope, ids in _out_of_order(c.conn, commits, slack).items():
+        c.add(rule, ids, f"commit times go back at commits {_ids_text(ids)}"
+                         + (f" (by more than late_s={slack} s)" if slack else ""), scope)
 
 
 def record_kinds(c: Checker) -> None:
@@ -366,21 +373,23 @@ def _shape(conn: sqlite3.Connection) -> dict[str, Any]:
     }
 
 
-def _out_of_order(conn: sqlite3.Connection, rows: str) -> dict[Any, tuple[int, ...]]:
+def _out_of_order(conn: sqlite3.Connection, rows: str, slack: float = 0.0
+                  ) -> dict[Any, tuple[int, ...]]:
     """Per partition ``p`` of ``rows`` (k, v, p), the keys ``k`` whose value ``v`` breaks ``v``
-    non-decreasing in ``k``: the smaller of the two sets "below an earlier value" and "above
-    a later value" — the rows that moved, when one did."""
+    non-decreasing in ``k`` (by more than ``slack``): the smaller of the two sets "below an
+    earlier value" and "above a later value" — the rows that moved, when one did."""
     window = "PARTITION BY p ORDER BY k ROWS BETWEEN {} AND {}"
     sql = (f"SELECT p, k, v, max(v) OVER ({window.format('UNBOUNDED PRECEDING', '1 PRECEDING')}"
            f") AS before, min(v) OVER ({window.format('1 FOLLOWING', 'UNBOUNDED FOLLOWING')}) "
            f"AS later FROM {rows}")
     below: dict[Any, list[int]] = {}
     above: dict[Any, list[int]] = {}
-    for p, k, v, before, later in conn.execute(f"SELECT * FROM ({sql}) WHERE v < before OR "
-                                               "v > later ORDER BY p, k"):
-        if before is not None and v < before:
+    for p, k, v, before, later in conn.execute(
+            f"SELECT * FROM ({sql}) WHERE v < before - ? OR v > later + ? ORDER BY p, k",
+            (slack, slack)):
+        if before is not None and v < before - slack:
             below.setdefault(p, []).append(k)
-        if later is not None and v > later:
+        if later is not None and v > later + slack:
             above.setdefault(p, []).append(k)
     return {p: tuple(min((below.get(p, []), above.get(p, [])),
                          key=lambda ids: (len(ids) == 0, len(ids))))

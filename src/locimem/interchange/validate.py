@@ -133,6 +133,7 @@ from locimem.errors import NotFound
 from locimem.interchange import rules_log, rules_state
 from locimem.interchange.rules_state import DELTA_STATUSES
 from locimem.query import reader
+from locimem.store.base import Store, is_postgres_url
 from locimem.store.sqlite import MEMORY, SQLiteStore
 from locimem.tracker.load import load_state as tracker_load_state
 from locimem.tracker.state import MemoryState
@@ -227,16 +228,18 @@ class ValidationReport:
 
 
 # -- entry points -----------------------------------------------------------------------------
-def validate(target: SQLiteStore | str | os.PathLike[str], *, scope: str | None = None,
+def validate(target: Store | str | os.PathLike[str], *, scope: str | None = None,
              hmac_key: bytes | None = None) -> ValidationReport:
-    """Validate a store (an open one or a file) or an exported directory (with ``hmac_key``,
-    its signature too)."""
-    if not isinstance(target, SQLiteStore) and str(target) != MEMORY and Path(target).is_dir():
+    """Validate a store (an open one, a file or a PostgreSQL URL) or an exported directory
+    (with ``hmac_key``, its signature too)."""
+    if not isinstance(target, (str, os.PathLike)) or is_postgres_url(target):
+        return validate_store(target, scope=scope)
+    if str(target) != MEMORY and Path(target).is_dir():
         return validate_directory(target, hmac_key=hmac_key)
     return validate_store(target, scope=scope)
 
 
-def validate_store(store: SQLiteStore | str | os.PathLike[str], *, scope: str | None = None,
+def validate_store(store: Store | str | os.PathLike[str], *, scope: str | None = None,
                    quick: bool = False) -> ValidationReport:
     """Check every rule (see the module docstring) on ``store``: an open store, checked on its
     own connection, or a path, opened read-only. Every scope in the file, or only ``scope``.
@@ -245,6 +248,8 @@ def validate_store(store: SQLiteStore | str | os.PathLike[str], *, scope: str | 
     Raises:
         NotFound: there is no file at the path, or no ``scope`` in it.
     """
+    if is_postgres_url(store) or not isinstance(store, (SQLiteStore, str, os.PathLike)):
+        return _validate_server(store, scope)  # type: ignore[arg-type]
     if isinstance(store, SQLiteStore):
         if store.conn is None:
             raise NotFound(f"the store {store.path!r} is closed")
@@ -270,6 +275,35 @@ def validate_store(store: SQLiteStore | str | os.PathLike[str], *, scope: str | 
         for s in opened:
             s.close()
         conn.close()
+
+
+def _validate_server(store: Store | str, scope: str | None) -> ValidationReport:
+    """A server store (PostgreSQL): each scope is copied, as of one commit, into a scratch
+    SQLite file (:func:`~locimem.interchange.move.scratch_copy`) and checked there by every
+    rule; the server's own integrity is the server's (``sqlite_integrity`` then checks the
+    copy). Violations name the scope they were found in."""
+    from locimem.interchange.move import open_store, scratch_copy
+
+    opened = open_store(store, read_only=True) if isinstance(store, str) else None
+    src = opened if opened is not None else store
+    try:
+        scopes = src.scopes()  # type: ignore[union-attr]
+        if scope is not None:
+            if scope not in scopes:
+                raise NotFound(f"no scope {scope!r} in {src.path!r}")  # type: ignore[union-attr]
+            scopes = [scope]
+        report = ValidationReport(src.path)  # type: ignore[union-attr]
+        for name in scopes:
+            with scratch_copy(src, name) as path:  # type: ignore[arg-type]
+                part = validate_store(path, quick=True)
+            report.rules = part.rules
+            report.violations += part.violations
+            report.warnings += part.warnings
+        report.scopes = tuple(scopes)
+        return report
+    finally:
+        if opened is not None:
+            opened.close()
 
 
 def load_state(store: SQLiteStore, scope: str, *, from_log: bool,

@@ -17,7 +17,7 @@ from locimem.check import (
     check_time,
 )
 from locimem.config import TrackerConfig
-from locimem.errors import InvalidInput, ReadOnly
+from locimem.errors import ConnectionLost, InvalidInput, ReadOnly
 from locimem.index.vectors import VectorIndex
 from locimem.model import (
     Camera,
@@ -29,6 +29,7 @@ from locimem.model import (
 from locimem.query.encoder import Encoder
 from locimem.query.reader import MemoryReader
 from locimem.store.base import Store
+from locimem.tracker.apply import apply
 from locimem.tracker.commit import Derived, commit_records
 from locimem.tracker.decide import RecordWriter
 from locimem.tracker.state import MemoryState
@@ -40,11 +41,17 @@ class MemoryBase(MemoryReader):
 
     def __init__(self, store: Store, scope: str, config: TrackerConfig,
                  clock: Callable[[], float], encoder: Encoder | None = None,
-                 vector_index: Callable[[int], VectorIndex] | None = None) -> None:
+                 vector_index: Callable[[int], VectorIndex] | None = None, *,
+                 shared: bool = False, late_s: float = 0.0) -> None:
         super().__init__(store, scope, config, MemoryState())  # the live memory: no owner
         self._clock = clock
         self._encoder = encoder
         self._vector_index = vector_index
+        self._shared = shared  # other writers may commit to this scope (a server store)
+        self._late_s = late_s  # how far a scan may trail another writer's latest commit
+        self._own_now: float | None = None  # this writer's latest scan since it opened
+        self._in_turn = False
+        self._stale = False  # a lost connection left the state to reload
         self._state = self._load_state(from_log=False)
 
     def close(self) -> None:
@@ -85,9 +92,61 @@ class MemoryBase(MemoryReader):
         self._semantic_index = None
         try:
             self._state = self._load_state(from_log=False)
+            self._stale = False
+        except ConnectionLost:  # the server is out of reach: reload when it is back
+            self._stale = True
+            raise
         except BaseException:  # the store cannot be read back: refuse further use
             self.close()
             raise
+
+    # -- many writers, one scope ----------------------------------------------------------------
+    @contextlib.contextmanager
+    def _turn(self) -> Iterator[None]:
+        """This writer's turn at its scope: hold the scope's write lock
+        (:meth:`Store.write_turn`) with the state caught up on every commit other writers
+        landed before it; decide and append inside, and it all commits when the turn ends.
+        Reentrant. On SQLite the lock is the file's single writer, and there is nothing to
+        catch up on."""
+        if self._in_turn:
+            yield
+            return
+        self._in_turn = True
+        try:
+            with self.store.write_turn(self._scope):
+                if self._shared or self._stale:
+                    self._catch_up()
+                yield
+        finally:
+            self._in_turn = False
+
+    def refresh(self) -> int:
+        """Catch up on the commits other writers (robots, processes) landed in this scope
+        since this memory last looked, replaying them through the same ``apply`` — how a
+        reader stays current without reopening (poll it, e.g. once a second). Returns how
+        many commits it applied. A writer does the same, under the scope's lock, before each
+        scan."""
+        return self._catch_up()
+
+    def _catch_up(self) -> int:
+        store, state = self.store, self._state
+        if self._stale:  # a connection dropped mid-write: start again from the store
+            self._restore()
+            return 0
+        known = state.next_commit - 1  # every commit of the scope up to it is applied
+        if store.head(self._scope) <= known:
+            return 0
+        lost_after, n = self._config.lost_after_s, 0
+        with store.snapshot_read():
+            for record in store.iter_log(self._scope, after_commit=known):
+                if isinstance(record, Commit):
+                    state.scene.drain()  # its RELATION events are in the log already
+                    n += 1
+                apply(state, record, lost_after)
+        state.scene.drain()
+        self._semantic_index = None  # rebuilt on the next find
+        self._logged_width_known = False
+        return n
 
     def _commit(self, records: Sequence[Record], camera: Camera | None = None
                 ) -> Sequence[Record]:
@@ -102,9 +161,13 @@ class MemoryBase(MemoryReader):
                 self._semantic_index.sync(self._state, done.changes)
             return done.records
 
-    def _writable(self, what: str) -> None:
+    def _writable(self, what: str, *, catch_up: bool = True) -> None:
         if self.store.read_only:
             raise ReadOnly(f"{what}() needs a writable memory; this one was opened read-only")
+        if catch_up and (self._shared or self._stale) and not self._in_turn:
+            # decide from a current state (a commit landing before the append still makes
+            # this one a WriteConflict: the ids it was decided with are taken)
+            self._catch_up()
 
     def _writer(self, kind: str, actor: str, reason: str | None) -> RecordWriter:
         """Records of a commit that is not a scan, at the latest scan's time."""

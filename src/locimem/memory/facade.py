@@ -13,6 +13,7 @@ before any new scan is accepted.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import sqlite3
 import time
@@ -31,7 +32,7 @@ from locimem.check import (
     check_time,
 )
 from locimem.config import TrackerConfig
-from locimem.errors import InvalidInput, LocimemError, ScopeError
+from locimem.errors import ConnectionLost, InvalidInput, LocimemError, ScopeError
 from locimem.index.vectors import ExactIndex, VectorIndex
 from locimem.memory.corrections import Corrections
 from locimem.memory.maintenance import Maintenance
@@ -44,7 +45,7 @@ from locimem.model import (
     ScanResult,
 )
 from locimem.query.encoder import Encoder
-from locimem.store.base import Store
+from locimem.store.base import Store, is_postgres_url
 from locimem.store.sqlite import MEMORY, SQLiteStore
 from locimem.store.sqlite.open_check import corrupt
 from locimem.tracker.decide import decide
@@ -55,6 +56,7 @@ from locimem.tracker.load import replay_stale_cache
 _UNREADABLE = (sqlite3.DatabaseError, KeyError, ValueError, TypeError, IndexError,
                AttributeError, OverflowError, zlib.error, RecursionError)
 logger = logging.getLogger("locimem")
+
 
 
 class ObjectMemory(Corrections, PriorMapWrites, RoomWrites, Maintenance):
@@ -92,7 +94,10 @@ class ObjectMemory(Corrections, PriorMapWrites, RoomWrites, Maintenance):
         """Open (or create) the store at ``path`` and rebuild the memory of ``scope``.
 
         Args:
-            path: a store file (created if missing), or ``":memory:"`` for a scratch memory.
+            path: a store file (created if missing), ``":memory:"`` for a scratch memory, or
+                a PostgreSQL URL, ``postgresql://USER@HOST:PORT/DB?schema=NAME`` (the
+                ``postgres`` extra; the schema, default ``locimem``, is created if missing),
+                which many writers — robots of one fleet — may open at once.
             scope: whose memory this is; a memory reads and writes only its own scope.
             config: tracker thresholds (defaults from the published design).
             read_only: open without the writer lock; every mutator raises :class:`ReadOnly`.
@@ -106,7 +111,7 @@ class ObjectMemory(Corrections, PriorMapWrites, RoomWrites, Maintenance):
             check: how an existing file is checked before it is read (see
                 :mod:`locimem.store.sqlite.open_check`): ``"quick"`` (SQLite's ``quick_check`` on
                 files up to 64 MiB, the header and schema on larger ones), ``"header"``
-                (header and schema only) or ``"off"``.
+                (header and schema only) or ``"off"``. (SQLite only.)
 
         Raises:
             StoreLocked: another process has the store open for writing.
@@ -124,13 +129,22 @@ class ObjectMemory(Corrections, PriorMapWrites, RoomWrites, Maintenance):
             raise InvalidInput(f"config must be a TrackerConfig, got {type(config).__name__}")
         text_encoder = _check_encoder(encoder)
         make_index = _check_vector_index(vector_index)
-        store = SQLiteStore(path, read_only=read_only, durable=durable, check=check)
+        shared = is_postgres_url(path)
+        store: Store
+        if shared:
+            from locimem.store.postgres import PostgresStore
+
+            store = PostgresStore(str(path), read_only=read_only, durable=durable)
+        else:
+            store = SQLiteStore(path, read_only=read_only, durable=durable, check=check)
         try:
             if not store.read_only and store.cache_stale():  # a migration left it to replay
                 replay_stale_cache(store)
             if read_only:  # a reader of a scope the store does not hold would see nothing
                 _check_scope_held(store, scope)
-            return cls(store, scope, config, clock, text_encoder, make_index)
+            # a scan may trail another writer's commit by the store's late_s (SQLite: 0)
+            return cls(store, scope, config, clock, text_encoder, make_index, shared=shared,
+                       late_s=store.late_s)
         except LocimemError:
             store.close()
             raise
@@ -157,14 +171,22 @@ class ObjectMemory(Corrections, PriorMapWrites, RoomWrites, Maintenance):
             ScanResult with the object id given to each detection (None where the detection
             was rejected — see ``rejected`` for the reason) and the events the scan produced.
         """
-        self._writable("observe")
+        self._writable("observe", catch_up=False)  # (the turn catches up)
         t = check_time(t)
         source = check_text(source, "source")
-        dets = self._check_scan(t, detections, camera)
-        with self._all_or_nothing():  # decide refreshes the state's loss queue
-            decision = decide(self._state, self._config, t, dets, camera,
-                              recorded_at=float(self._clock()), actor=source)
-            records = self._commit(decision.records, camera)
+        # the scope's write lock, caught up on other writers' commits: the checks and the
+        # decision see every commit before this one
+        try:
+            with self._turn():
+                dets = self._check_scan(t, detections, camera)
+                with self._all_or_nothing():  # decide refreshes the state's loss queue
+                    decision = decide(self._state, self._config, t, dets, camera,
+                                      recorded_at=float(self._clock()), actor=source)
+                    records = self._commit(decision.records, camera)
+        except ConnectionLost:  # the turn's commit may have failed after the state changed
+            self._restore()
+            raise
+        self._own_now = t if self._own_now is None else max(self._own_now, t)
         self._note_embedding_width(dets)
         events = tuple(r for r in records if isinstance(r, Event))
         for warning in decision.warnings:
@@ -175,11 +197,16 @@ class ObjectMemory(Corrections, PriorMapWrites, RoomWrites, Maintenance):
 
     def _check_scan(self, t: float, detections: Iterable[Detection],
                     camera: Camera | None) -> list[Detection]:
-        now = self._state.now
-        if now is not None and t < now:
+        now, own = self._state.now, self._own_now
+        # a scan may trail another writer's latest commit by late_s, never this writer's own
+        limit = max(-math.inf if now is None else now - self._late_s,
+                    -math.inf if own is None else own)
+        if t < limit:
+            late = (f" (by more than late_s={self._late_s} s behind another writer's scan)"
+                    if self._late_s and (own is None or t >= own) else "")
             raise InvalidInput(
-                f"t={t} is before the latest scan (t={now}); scans must not go back in time"
-            )
+                f"t={t} is before the latest scan (t={now}); scans must not go back in "
+                f"time{late}")
         if camera is not None and not isinstance(camera, Camera):
             raise InvalidInput(f"camera must be a Camera or None, got {type(camera).__name__}")
         if isinstance(detections, (str, bytes, Detection)) or not hasattr(detections, "__iter__"):

@@ -1,4 +1,4 @@
-"""The contract every storage backend keeps: :class:`Store` (SQLite today; PostgreSQL next).
+"""The contract every storage backend keeps: :class:`Store` (SQLite and PostgreSQL).
 
 A backend stores three append-only logs per scope — commits, observations, events — and the
 *materialised state* written in the same transaction as the records that changed it: one row
@@ -10,8 +10,9 @@ deciding and applying are the tracker's job, and replaying a stale cache is done
 Everything the memory, its readers, the command line, the benchmarks and the pictures call on
 a store is listed here; a backend that implements it is enough for :class:`ObjectMemory` to
 work. ``tests/store/`` is the suite every backend must pass. Ids (object ids, record ``seq``,
-commit ids) are file-wide — shared by every scope of one store — and records are stored exactly
-as given (embeddings included) and read back equal.
+commit ids) are unique within a scope: SQLite allocates them file-wide (shared by every scope
+of one file), PostgreSQL per scope (so scopes write in parallel); records are stored exactly as
+given (embeddings included) and read back equal.
 
 Conventions: ``scope`` names one memory; ``until_commit`` bounds a read to the records of
 commits up to and including that id (an ``as_of`` view); times are valid times in seconds
@@ -39,7 +40,13 @@ from locimem.model import (
     TombstoneState,
 )
 
-__all__ = ["RowChanges", "RowsRejected", "Store"]
+__all__ = ["RowChanges", "RowsRejected", "Store", "is_postgres_url"]
+
+def is_postgres_url(path: object) -> bool:
+    """Whether ``path`` names a PostgreSQL store (``postgresql://…`` or ``postgres://…``)
+    rather than a file — decided without importing the backend."""
+    return isinstance(path, str) and path.startswith(("postgresql://", "postgres://"))
+
 
 BulkTable = tuple[str, Sequence[str], Iterable[Sequence[Any]]]
 """One table of a bulk load: its name, the columns given, and the rows (consumed lazily)."""
@@ -78,6 +85,10 @@ class Store(Protocol):
     """Where the store lives (a file path, ``":memory:"``, a URL): for messages and names."""
     read_only: bool
     """Opened without the writer lock: every write raises ``ReadOnly``."""
+    late_s: float
+    """How far (seconds) a scan may trail the latest commit *another writer* landed in its
+    scope and still be accepted (its records keep its own time). 0 where a store has one
+    writer (SQLite); a PostgreSQL store fixes it when created (default 1 s)."""
 
     # -- lifecycle ----------------------------------------------------------------------------
     def close(self) -> None:
@@ -124,9 +135,32 @@ class Store(Protocol):
         """Upsert each scope's replayed objects (scope -> objects) and clear
         :meth:`cache_stale`, in one transaction."""
 
+    def write_turn(self, scope: str) -> AbstractContextManager[None]:
+        """One writer's turn at ``scope``: hold the scope's write lock for one transaction,
+        so that catching up on the log, deciding and appending see no other writer's commit
+        land in between; every append inside joins it and commits when the block ends
+        (nothing, if it raises). Reentrant. SQLite: a no-op (its file has one writer)."""
+
+    def rows(self, table: str, scope: str, columns: Sequence[str]
+             ) -> Iterator[tuple[Any, ...]]:
+        """The rows of a scoped table in ``scope`` — ``columns``, in the *interchange
+        encoding* (SQLite's rows: JSON as text, embeddings as raw bytes) that
+        :meth:`bulk_load` takes — by key; read them inside :meth:`snapshot_read` for one
+        committed state."""
+
+    def meta(self) -> dict[str, str]:
+        """The store's ``meta`` entries (``format``, ``schema_version``, ``created_at``)."""
+
     # -- ids, scopes, counts --------------------------------------------------------------------
-    def counters(self) -> tuple[int, int, int]:
-        """(next object id, next seq, next commit id) across every scope of the store."""
+    def counters(self, scope: str | None = None) -> tuple[int, int, int]:
+        """(next object id, next seq, next commit id) for a new commit of ``scope``: above
+        every id the store could clash with — SQLite's ids are file-wide, so every scope's;
+        PostgreSQL's are unique per scope, so the scope's own. Without ``scope``: above every
+        scope's, on any backend."""
+
+    def head(self, scope: str) -> int:
+        """The id of ``scope``'s latest commit (0: none): a writer or reader that knows
+        commits up to it is current."""
 
     def scopes(self) -> list[str]:
         """Every scope with at least one commit, sorted."""
@@ -140,7 +174,8 @@ class Store(Protocol):
         """Every commit of ``scope``, by id."""
 
     def last_commit_time(self, scope: str) -> float | None:
-        """The valid time of the scope's last commit (None: no commit)."""
+        """The latest valid time of the scope's commits (None: no commit) — its last
+        commit's, unless a late scan of a fleet committed after a later one."""
 
     def last_commit_at(self, scope: str, *, t: float | None = None,
                        recorded: float | None = None) -> int | None:

@@ -99,7 +99,8 @@ def _read_state(store: Store, scope: str, config: TrackerConfig, from_log: bool,
                 break
     if state.feature_dim is None and not from_log:  # ... and so do expired ones'
         state.feature_dim = store.feature_dim(scope)
-    # ids and sequence numbers are file-wide, so scopes sharing a file never collide
-    state.next_object_id, state.next_seq, state.next_commit = store.counters()
+    # ids and sequence numbers above every id the scope could clash with (SQLite: the
+    # file's; PostgreSQL: the scope's), so scopes sharing a store never collide
+    state.next_object_id, state.next_seq, state.next_commit = store.counters(scope)
     state.rebuild_indexes(lost_after)
     return state

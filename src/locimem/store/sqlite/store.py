@@ -75,6 +75,9 @@ class SQLiteStore:
     pre-migration copy went, if this open migrated the file) are SQLite's own.
     """
 
+    late_s = 0.0
+    """One writer per file: a scan never trails another writer's (see the protocol)."""
+
     def __init__(self, path: str | os.PathLike[str], *, read_only: bool = False,
                  durable: bool = True, check: str = "quick") -> None:
         check = check_open_mode(check)  # see locimem.store.sqlite.open_check
@@ -320,9 +323,36 @@ class SQLiteStore:
             (scope, after_commit, until_commit, *kinds))
         return {(a, b) for a, b in rows}
 
-    def counters(self) -> tuple[int, int, int]:
-        """(next object id, next record seq, next commit id), across every scope in the file:
-        ids never collide between scopes sharing a file."""
+    @contextlib.contextmanager
+    def write_turn(self, scope: str) -> Iterator[None]:
+        """A writer's turn at ``scope``: nothing to take — the file has one writer (the
+        writer lock), so no other commit can land between catching up and appending."""
+        if self.read_only:
+            raise ReadOnly("this store was opened read-only")
+        yield
+
+    def head(self, scope: str) -> int:
+        """The id of ``scope``'s latest commit (0: none)."""
+        row = self.conn.execute("SELECT max(id) FROM commits WHERE scope = ?",
+                                (scope,)).fetchone()
+        return row[0] or 0
+
+    def rows(self, table: str, scope: str, columns: Sequence[str]
+             ) -> Iterator[tuple[Any, ...]]:
+        """The rows of ``table`` in ``scope`` (``columns``), as stored, by key."""
+        key = _KEYS.get(table)
+        if key is None:
+            raise ValueError(f"unknown table {table!r}")
+        yield from self.conn.execute(
+            f"SELECT {', '.join(columns)} FROM {table} WHERE scope = ? ORDER BY {key}",
+            (scope,))
+
+    def meta(self) -> dict[str, str]:
+        return dict(self.conn.execute("SELECT key, value FROM meta").fetchall())
+
+    def counters(self, scope: str | None = None) -> tuple[int, int, int]:
+        """(next object id, next record seq, next commit id), across every scope in the file
+        (whatever ``scope``): ids never collide between scopes sharing a file."""
         one = self.conn.execute
         max_oid = one("SELECT max(object_id) FROM events WHERE kind = 'APPEARED'").fetchone()[0]
         max_obs = one("SELECT max(seq) FROM observations").fetchone()[0]
@@ -331,10 +361,10 @@ class SQLiteStore:
         return ((max_oid or 0) + 1, max(max_obs or 0, max_ev or 0) + 1, (max_commit or 0) + 1)
 
     def last_commit_time(self, scope: str) -> float | None:
-        row = self.conn.execute(
-            "SELECT t FROM commits WHERE scope = ? ORDER BY id DESC LIMIT 1", (scope,)
-        ).fetchone()
-        return None if row is None else row[0]
+        """The latest valid time of the scope's commits (its last commit's, unless the scope
+        came from a fleet, where a late scan may commit after a later one)."""
+        return self.conn.execute("SELECT max(t) FROM commits WHERE scope = ?",
+                                 (scope,)).fetchone()[0]
 
     def load_objects(self, scope: str) -> list[ObjectState]:
         """The materialised objects of ``scope`` (the cache written with each commit)."""
@@ -549,6 +579,12 @@ class SQLiteStore:
 
     def scopes(self) -> list[str]:
         return [r[0] for r in self.conn.execute("SELECT DISTINCT scope FROM commits ORDER BY 1")]
+
+
+_KEYS = {"commits": "id", "observations": "seq", "events": "seq", "objects": "id",
+         "tombstones": "id", "rejection_keys": "key", "scene": "scope",
+         "checkpoints": "commit_id", "prior_map": "id", "deltas": "id",
+         "keyframes": "object_id"}
 
 
 def _conditions(scope: str, *pairs: tuple[str, Any]) -> tuple[list[str], list[Any]]:

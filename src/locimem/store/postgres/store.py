@@ -1,0 +1,795 @@
+"""The server backend: one PostgreSQL schema, many writers, one write lock per scope.
+
+Every write is one transaction that first takes the scope's *advisory transaction lock*
+(``pg_advisory_xact_lock``, keyed by the schema and the scope; released by the server at
+commit, rollback or a dropped connection), so writers of one scope take turns and writers of
+different scopes run in parallel. Ids are unique per scope (every key includes the scope).
+A memory holds the lock for a whole scan — catch up, decide, append, commit — through
+:meth:`PostgresStore.write_turn`.
+
+``durable=False`` sets ``synchronous_commit = off`` for this connection (a commit may be lost
+on a server crash, never half-written).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import heapq
+import json
+import os
+import re
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import numpy as np
+import psycopg
+from psycopg import sql
+from psycopg.pq import TransactionStatus
+
+from locimem.errors import (
+    ConnectionLost,
+    InvalidInput,
+    NotAStore,
+    NotFound,
+    ReadOnly,
+    SchemaVersionError,
+    WriteConflict,
+)
+from locimem.model import (
+    AuditEntry,
+    Commit,
+    Event,
+    ObjectState,
+    Observation,
+    ObservationMeta,
+    Record,
+    RejectionState,
+    TombstoneState,
+)
+from locimem.store.base import RowChanges, RowsRejected, is_postgres_url
+from locimem.store.postgres.codec import from_pg, to_pg, to_pg_converter
+from locimem.store.postgres.schema import (
+    EXTENSIONS,
+    FORMAT,
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    TABLES,
+)
+from locimem.store.sqlite.codec import (
+    COMMIT_COLUMNS,
+    EVENT_COLUMNS,
+    MAX_ID,
+    OBJECT_COLUMNS,
+    OBSERVATION_COLUMNS,
+    commit_from_row,
+    decode_checkpoint,
+    encode_checkpoint,
+    encode_json,
+    event_from_row,
+    object_from_row,
+    object_row,
+    observation_from_row,
+    record_rows,
+)
+
+__all__ = ["DEFAULT_SCHEMA", "PostgresStore", "is_postgres_url", "parse_url", "with_schema"]
+
+DEFAULT_SCHEMA = "locimem"
+_SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+_REBUILD_CACHE = "rebuild_cache"
+_SCOPED = frozenset(TABLES)
+
+
+def parse_url(url: str) -> tuple[str, str]:
+    """(libpq connection string, schema) of a store URL: ``postgresql://USER@HOST:PORT/DB``
+    with an optional ``?schema=NAME`` (default ``locimem``; lower-case letters, digits and
+    ``_``) beside libpq's own parameters."""
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    schemas = [v for k, v in query if k == "schema"]
+    schema = schemas[-1] if schemas else DEFAULT_SCHEMA
+    if not _SCHEMA_NAME.match(schema):
+        raise InvalidInput(f"schema must be lower-case letters, digits and '_' (at most 63), "
+                           f"starting with a letter or '_'; got {schema!r}")
+    rest = urlencode([(k, v) for k, v in query if k != "schema"])
+    return urlunsplit(parts._replace(query=rest)), schema
+
+
+def _redacted(url: str) -> str:
+    """``url`` without its password, for messages."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+class PostgresStore:
+    """A locimem store in one schema of a PostgreSQL database.
+
+    Implements :class:`~locimem.store.base.Store`. Besides it: ``schema``, :meth:`rows` and
+    :meth:`objects_in_box` (a spatial query served by the GiST index on the boxes).
+    """
+
+    late_s: float
+    """How far (seconds) a scan may trail the latest commit another writer landed in its
+    scope: the store's ``late_s`` (meta), fixed when it was created (default
+    :data:`LATE_S`) so every writer of the fleet — and ``validate`` — agrees on it."""
+
+    def __init__(self, url: str, *, read_only: bool = False, durable: bool = True,
+                 late_s: float = 1.0) -> None:
+        self._conninfo, self.schema = parse_url(url)
+        self.url = url
+        self.path = _redacted(url)
+        self.read_only = read_only
+        self.durable = durable
+        self._conn: psycopg.Connection[Any] | None = None
+        self._closed = False
+        try:
+            conn = self._connection()
+            if read_only:
+                self._check_schema(conn)
+            else:
+                self._create_or_check(conn, late_s)
+            self.late_s = float(self.meta().get("late_s", "0"))
+        except BaseException:
+            self.close()
+            raise
+
+    # -- connecting ---------------------------------------------------------------------------
+    def _connection(self) -> psycopg.Connection[Any]:
+        """The open connection, (re)connecting if there is none (a dropped one is closed)."""
+        if self._closed:
+            raise ConnectionLost(f"{self.path!r} is closed")
+        conn = self._conn
+        if conn is not None and not conn.closed:
+            return conn
+        try:
+            conn = psycopg.connect(self._conninfo, autocommit=True)
+            conn.execute(sql.SQL("SET search_path TO {}, public").format(
+                sql.Identifier(self.schema)))
+            if not self.durable:
+                conn.execute("SET synchronous_commit TO off")
+            if self.read_only:
+                conn.execute("SET default_transaction_read_only TO on")
+        except psycopg.OperationalError as exc:
+            raise ConnectionLost(f"cannot connect to {self.path!r}: {exc}") from None
+        self._conn = conn
+        return conn
+
+    def _lost(self, exc: BaseException) -> ConnectionLost:
+        """Forget a connection that dropped; the next call reconnects."""
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            with contextlib.suppress(Exception):
+                conn.close()
+        return ConnectionLost(f"the connection to {self.path!r} was lost "
+                              f"({str(exc).strip() or type(exc).__name__}); nothing of the "
+                              "interrupted call was written")
+
+    def _execute(self, query: Any, args: Sequence[Any] | None = None) -> psycopg.Cursor[Any]:
+        try:
+            return self._connection().execute(query, args)
+        except psycopg.OperationalError as exc:
+            raise self._lost(exc) from None
+
+    def _in_transaction(self) -> bool:
+        conn = self._conn
+        return conn is not None and not conn.closed and \
+            conn.info.transaction_status != TransactionStatus.IDLE
+
+    def _check_schema(self, conn: psycopg.Connection[Any]) -> int:
+        found = conn.execute(
+            "SELECT 1 FROM information_schema.tables WHERE table_schema = %s AND "
+            "table_name = 'meta'", (self.schema,)).fetchone()
+        if found is None:
+            exists = conn.execute("SELECT 1 FROM information_schema.schemata WHERE "
+                                  "schema_name = %s", (self.schema,)).fetchone()
+            if exists is None:
+                raise NotFound(f"no store at {self.path!r} (schema {self.schema!r} does not "
+                               "exist)")
+            tables = conn.execute("SELECT 1 FROM information_schema.tables WHERE "
+                                  "table_schema = %s LIMIT 1", (self.schema,)).fetchone()
+            if tables is None:
+                raise NotFound(f"no store at {self.path!r} (schema {self.schema!r} is empty)")
+            raise NotAStore(f"schema {self.schema!r} of {self.path!r} is not a locimem store")
+        meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+        if meta.get("format") != FORMAT:
+            raise NotAStore(f"schema {self.schema!r} of {self.path!r} is not a locimem store")
+        try:
+            version = int(meta.get("schema_version", ""))
+        except ValueError:
+            version = 0
+        if version < 1:
+            raise NotAStore(f"schema {self.schema!r} of {self.path!r} has an unreadable schema "
+                            f"version {meta.get('schema_version')!r}")
+        if version > SCHEMA_VERSION:
+            raise SchemaVersionError(
+                f"{self.path!r} (schema {self.schema!r}) has schema version {version}, newer "
+                f"than this locimem understands ({SCHEMA_VERSION}); upgrade locimem")
+        return version
+
+    def _create_or_check(self, conn: psycopg.Connection[Any], late_s: float) -> None:
+        """Create the schema (extensions, tables, ``meta``) if it is not there, or bring an
+        older one up to date — one transaction per step, under a lock that makes two writers
+        opening a new store at once create it once."""
+        try:
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(hashtext('locimem:create'), "
+                             "hashtext(%s))", (self.schema,))
+                for name in EXTENSIONS:
+                    conn.execute(sql.SQL("CREATE EXTENSION IF NOT EXISTS {} SCHEMA public")
+                                 .format(sql.Identifier(name)))
+                conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(
+                    sql.Identifier(self.schema)))
+                has_meta = conn.execute(
+                    "SELECT 1 FROM information_schema.tables WHERE table_schema = %s AND "
+                    "table_name = 'meta'", (self.schema,)).fetchone()
+                if has_meta is None:
+                    tables = conn.execute("SELECT 1 FROM information_schema.tables WHERE "
+                                          "table_schema = %s LIMIT 1", (self.schema,)).fetchone()
+                    if tables is not None:
+                        raise NotAStore(f"schema {self.schema!r} of {self.path!r} holds tables "
+                                        "but is not a locimem store")
+                    version = 0
+                else:
+                    version = self._check_schema(conn)
+                for name, produces, migrate in MIGRATIONS:
+                    if produces > version:
+                        migrate(conn)
+                        conn.execute("INSERT INTO migrations (name, version, applied_at) "
+                                     "VALUES (%s, %s, %s)", (name, produces, time.time()))
+                        _set_meta(conn, "schema_version", str(produces))
+                if version == 0:
+                    _set_meta(conn, "format", FORMAT)
+                    _set_meta(conn, "created_at", repr(time.time()))
+                    _set_meta(conn, "late_s", repr(float(late_s)))
+        except psycopg.OperationalError as exc:
+            raise self._lost(exc) from None
+
+    def close(self) -> None:
+        """Close the connection (the server releases any lock it held). Safe to call twice."""
+        self._closed = True
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            with contextlib.suppress(Exception):
+                conn.close()
+
+    # -- transactions ---------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _write(self, scope: str | None) -> Iterator[psycopg.Connection[Any]]:
+        """One write transaction holding ``scope``'s write lock (joined, when a write turn or
+        a read is already open on this connection)."""
+        if self.read_only:
+            raise ReadOnly("this store was opened read-only")
+        if self._in_transaction():
+            conn = self._connection()
+            if scope is not None:
+                self._lock(conn, scope)  # taken already in a turn: a no-op
+            yield conn
+            return
+        conn = self._connection()
+        try:
+            with conn.transaction():
+                if scope is not None:
+                    self._lock(conn, scope)
+                yield conn
+        except psycopg.OperationalError as exc:
+            raise self._lost(exc) from None
+        except psycopg.errors.UniqueViolation as exc:
+            raise WriteConflict(
+                f"another writer committed to {self.path!r} with the same ids "
+                f"({exc.diag.message_detail or exc}); nothing was written") from None
+
+    def _lock(self, conn: psycopg.Connection[Any], scope: str) -> None:
+        conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s), hashtext(%s))",
+                     (self.schema, scope))
+
+    @contextlib.contextmanager
+    def write_turn(self, scope: str) -> Iterator[None]:
+        """Hold ``scope``'s write lock for one transaction: everything written inside commits
+        together when the block ends (rolled back if it raises). Another writer of the scope
+        waits at its own turn; readers are never blocked. Reentrant (an inner turn joins)."""
+        with self._write(scope):
+            yield
+
+    @contextlib.contextmanager
+    def snapshot_read(self) -> Iterator[None]:
+        """One ``REPEATABLE READ`` transaction: every read inside sees one committed state.
+        Inside a transaction already (a write turn, an outer read), it joins it."""
+        if self._in_transaction():
+            yield
+            return
+        conn = self._connection()
+        try:
+            with conn.transaction():
+                conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+                yield
+        except psycopg.OperationalError as exc:
+            raise self._lost(exc) from None
+
+    # -- writing ------------------------------------------------------------------------------
+    def append(self, scope: str, records: Sequence[Record], delta: RowChanges) -> None:
+        """Append one commit's records and write the state they changed, in one transaction
+        holding the scope's write lock."""
+        commits, observations, events = record_rows(scope, records)
+        with self._write(scope) as conn:
+            self._write_rows(conn, scope, commits, observations, events, delta)
+
+    def compact(self, scope: str, *, checkpoint_commit: int, checkpoint_t: float,
+                state: dict[str, Any], delete_seqs: Sequence[int],
+                records: Sequence[Record]) -> None:
+        commits, observations, events = record_rows(scope, records)
+        blob = encode_checkpoint(state)
+        with self._write(scope) as conn:
+            conn.execute(
+                "INSERT INTO checkpoints (scope, commit_id, t, state) VALUES (%s, %s, %s, %s) "
+                "ON CONFLICT (scope, commit_id) DO UPDATE SET t = excluded.t, "
+                "state = excluded.state", (scope, checkpoint_commit, checkpoint_t, blob))
+            if delete_seqs:
+                conn.execute("DELETE FROM observations WHERE scope = %s AND seq = ANY(%s)",
+                             (scope, list(delete_seqs)))
+            self._write_rows(conn, scope, commits, observations, events, RowChanges())
+
+    def _write_rows(self, conn: psycopg.Connection[Any], scope: str, commits: list,
+                    observations: list, events: list, delta: RowChanges) -> None:
+        with conn.cursor() as cur:
+            cur.executemany(_INSERT["commits"], commits)
+            if observations:
+                cur.executemany(_INSERT["observations"],
+                                to_pg("observations", _OBS, observations))
+            if events:
+                cur.executemany(_INSERT["events"], events)
+            if delta.objects:
+                cur.executemany(_UPSERT_OBJECT, to_pg(
+                    "objects", _OBJ, [object_row(scope, o) for o in delta.objects]))
+            if delta.removed_objects:
+                cur.execute("DELETE FROM objects WHERE scope = %s AND id = ANY(%s)",
+                            (scope, list(delta.removed_objects)))
+            if delta.tombstones:
+                cur.executemany(
+                    "INSERT INTO tombstones (scope, id, forgotten_at, data) "
+                    "VALUES (%s, %s, %s, %s) ON CONFLICT (scope, id) DO UPDATE SET "
+                    "forgotten_at = excluded.forgotten_at, data = excluded.data",
+                    [(scope, i, tomb.forgotten_at, encode_json(tomb.to_dict()))
+                     for i, tomb in delta.tombstones.items()])
+            if delta.removed_tombstones:
+                cur.execute("DELETE FROM tombstones WHERE scope = %s AND id = ANY(%s)",
+                            (scope, list(delta.removed_tombstones)))
+            if delta.rooms is not None:
+                cur.execute("INSERT INTO scene (scope, rooms) VALUES (%s, %s) ON CONFLICT "
+                            "(scope) DO UPDATE SET rooms = excluded.rooms",
+                            (scope, encode_json(delta.rooms)))
+            gone = [oid for oid, entry in delta.prior.items() if entry is None]
+            if gone:
+                cur.execute("DELETE FROM prior_map WHERE scope = %s AND id = ANY(%s)",
+                            (scope, gone))
+            kept = [(scope, oid, encode_json(e)) for oid, e in delta.prior.items()
+                    if e is not None]
+            if kept:
+                cur.executemany("INSERT INTO prior_map (scope, id, data) VALUES (%s, %s, %s) "
+                                "ON CONFLICT (scope, id) DO UPDATE SET data = excluded.data",
+                                kept)
+            if delta.deltas:
+                cur.executemany(
+                    "INSERT INTO deltas (scope, id, object_id, status, data) VALUES "
+                    "(%s, %s, %s, %s, %s) ON CONFLICT (scope, id) DO UPDATE SET "
+                    "object_id = excluded.object_id, status = excluded.status, "
+                    "data = excluded.data",
+                    [(scope, did, d["object"], d["status"], encode_json(d))
+                     for did, d in delta.deltas.items()])
+            if delta.keyframes:
+                cur.executemany(
+                    "INSERT INTO keyframes (scope, object_id, data) VALUES (%s, %s, %s) "
+                    "ON CONFLICT (scope, object_id) DO UPDATE SET data = excluded.data",
+                    [(scope, oid, encode_json(kept)) for oid, kept in delta.keyframes.items()])
+            if delta.rejections:
+                cur.executemany(
+                    "INSERT INTO rejection_keys (scope, key, reason, count, first_seq, "
+                    "last_seq, last_t) VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT "
+                    "(scope, key) DO UPDATE SET reason = excluded.reason, count = "
+                    "excluded.count, first_seq = excluded.first_seq, last_seq = "
+                    "excluded.last_seq, last_t = excluded.last_t",
+                    [(scope, key, r.reason, r.count, r.first_seq, r.last_seq, r.last_t)
+                     for key, r in delta.rejections.items()])
+
+    def backup(self, target: str | os.PathLike[str]) -> None:
+        """Copy the whole store (every scope, one committed state) into a new schema:
+        ``target`` is a store URL (or a bare schema name, in this database) whose schema does
+        not exist yet. For backups of record, use ``pg_dump --schema`` (docs/architecture.md,
+        "Fleet on PostgreSQL")."""
+        target = str(target)
+        url = target if is_postgres_url(target) else with_schema(self.url, target)
+        _, schema = parse_url(url)
+        if schema == self.schema:
+            raise InvalidInput(f"backup target {target!r} is this store's own schema")
+        copy = PostgresStore(url)
+        try:
+            with copy._write(None) as dst:
+                if dst.execute("SELECT 1 FROM commits LIMIT 1").fetchone() is not None:
+                    raise InvalidInput(f"{copy.path!r} holds a store; a backup never overwrites")
+                dst.execute("DELETE FROM meta")
+                with self.snapshot_read():
+                    meta = self._execute("SELECT key, value FROM meta").fetchall()
+                    dst.cursor().executemany("INSERT INTO meta (key, value) VALUES (%s, %s)",
+                                             meta)
+                    for table in TABLES:
+                        columns = _stored_columns(self._connection(), table)
+                        names = sql.SQL(", ").join(map(sql.Identifier, columns))
+                        out = sql.SQL("COPY {} ({}) TO STDOUT (FORMAT binary)").format(
+                            sql.Identifier(table), names)
+                        into = sql.SQL("COPY {} ({}) FROM STDIN (FORMAT binary)").format(
+                            sql.Identifier(table), names)
+                        with self._connection().cursor().copy(out) as src, \
+                                dst.cursor().copy(into) as sink:
+                            for block in src:
+                                sink.write(block)
+        finally:
+            copy.close()
+
+    def column_types(self, table: str) -> dict[str, tuple[str, bool]]:
+        rows = self._execute(
+            "SELECT column_name, upper(data_type), is_nullable = 'NO' FROM "
+            "information_schema.columns WHERE table_schema = %s AND table_name = %s AND "
+            "is_generated = 'NEVER' ORDER BY ordinal_position", (self.schema, table))
+        return {name: (kind, notnull) for name, kind, notnull in rows}
+
+    def bulk_load(self, tables: Iterable[tuple[str, Sequence[str], Iterable[Sequence[Any]]]],
+                  *, meta: Mapping[str, str] | None = None) -> None:
+        """Insert rows in the interchange encoding (SQLite's rows; see
+        :mod:`locimem.store.postgres.codec`) with ``COPY``, and the ``meta`` entries, in one
+        transaction. A row the schema refuses raises :class:`RowsRejected`."""
+        with self._write(None) as conn:
+            for key, value in (meta or {}).items():
+                _set_meta(conn, key, value)
+            for name, columns, rows in tables:
+                if name not in _SCOPED:
+                    raise RowsRejected(name, "not a table of the store")
+                convert = to_pg_converter(name, columns)
+                copy = sql.SQL("COPY {} ({}) FROM STDIN").format(
+                    sql.Identifier(name), sql.SQL(", ").join(map(sql.Identifier, columns)))
+                try:
+                    with conn.cursor() as cur:
+                        cur.execute("SAVEPOINT bulk")
+                        with cur.copy(copy) as sink:
+                            for row in rows:
+                                sink.write_row(row if convert is None else convert(row))
+                        cur.execute("RELEASE SAVEPOINT bulk")
+                except psycopg.OperationalError as exc:
+                    raise self._lost(exc) from None
+                except (psycopg.DataError, psycopg.IntegrityError,
+                        psycopg.ProgrammingError) as exc:
+                    raise RowsRejected(name, str(exc).strip().splitlines()[0]) from None
+
+    def rows(self, table: str, scope: str, columns: Sequence[str]) -> Iterator[tuple[Any, ...]]:
+        """The rows of ``table`` in ``scope`` (``columns``, interchange encoding) by key."""
+        if table not in _SCOPED:
+            raise ValueError(f"unknown table {table!r}")
+        key = _KEYS[table]
+        query = sql.SQL("SELECT {} FROM {} WHERE scope = %s ORDER BY {}").format(
+            sql.SQL(", ").join(map(sql.Identifier, columns)), sql.Identifier(table),
+            sql.Identifier(key))
+        convert = from_pg(table, columns)
+        for row in self._execute(query, (scope,)):
+            yield row if convert is None else convert(row)
+
+    def meta(self) -> dict[str, str]:
+        """The store's ``meta`` entries (format, schema version, creation time)."""
+        return dict(self._execute("SELECT key, value FROM meta").fetchall())
+
+    def cache_stale(self) -> bool:
+        row = self._execute("SELECT 1 FROM meta WHERE key = %s", (_REBUILD_CACHE,)).fetchone()
+        return row is not None
+
+    def rewrite_cache(self, objects: Mapping[str, Iterable[ObjectState]]) -> None:
+        rows = [object_row(scope, o) for scope, states in objects.items() for o in states]
+        with self._write(None) as conn:
+            for scope in sorted(objects):
+                self._lock(conn, scope)
+            conn.cursor().executemany(_UPSERT_OBJECT, to_pg("objects", _OBJ, rows))
+            conn.execute("DELETE FROM meta WHERE key = %s", (_REBUILD_CACHE,))
+
+    # -- ids, scopes, counts --------------------------------------------------------------------
+    def counters(self, scope: str | None = None) -> tuple[int, int, int]:
+        """(next object id, next seq, next commit id) of ``scope`` — ids are unique per scope
+        here — or, without a scope, above every scope's."""
+        where, args = ("WHERE scope = %s", (scope,)) if scope is not None else ("", ())
+        and_ = "AND" if scope is not None else "WHERE"
+        row = self._execute(
+            f"SELECT (SELECT max(object_id) FROM events {where} {and_} kind = 'APPEARED'), "
+            f"(SELECT max(seq) FROM observations {where}), (SELECT max(seq) FROM events {where}),"
+            f" (SELECT max(id) FROM commits {where})", args * 4).fetchone()
+        max_oid, max_obs, max_ev, max_commit = row
+        return ((max_oid or 0) + 1, max(max_obs or 0, max_ev or 0) + 1, (max_commit or 0) + 1)
+
+    def head(self, scope: str) -> int:
+        """The id of ``scope``'s latest commit (0: none)."""
+        row = self._execute("SELECT max(id) FROM commits WHERE scope = %s", (scope,)).fetchone()
+        return row[0] or 0
+
+    def scopes(self) -> list[str]:
+        return [r[0] for r in self._execute(
+            "SELECT DISTINCT scope FROM commits ORDER BY 1")]
+
+    def count(self, table: str, scope: str) -> int:
+        if table not in ("commits", "observations", "events", "objects"):
+            raise ValueError(f"unknown table {table!r}")
+        return self._execute(sql.SQL("SELECT count(*) FROM {} WHERE scope = %s").format(
+            sql.Identifier(table)), (scope,)).fetchone()[0]
+
+    # -- the log ------------------------------------------------------------------------------
+    def commits(self, scope: str) -> list[Commit]:
+        return [commit_from_row(row) for row in self._execute(
+            f"SELECT {COMMIT_COLUMNS} FROM commits WHERE scope = %s ORDER BY id", (scope,))]
+
+    def last_commit_time(self, scope: str) -> float | None:
+        """The latest valid time of the scope's commits (a late scan, within the fleet's
+        tolerance, may commit after a later one: the memory's clock is the latest)."""
+        return self._execute("SELECT max(t) FROM commits WHERE scope = %s",
+                             (scope,)).fetchone()[0]
+
+    def last_commit_at(self, scope: str, *, t: float | None = None,
+                       recorded: float | None = None) -> int | None:
+        column, bound = ("t", t) if t is not None else ("recorded_at", recorded)
+        return self._execute(f"SELECT max(id) FROM commits WHERE scope = %s AND {column} <= %s",
+                             (scope, bound)).fetchone()[0]
+
+    def iter_log(self, scope: str, *, after_commit: int = 0,
+                 until_commit: int | None = None) -> Iterator[Record]:
+        bound = (scope, after_commit, MAX_ID if until_commit is None else until_commit)
+        with self.snapshot_read():
+            commit_rows = self._execute(
+                f"SELECT {COMMIT_COLUMNS} FROM commits WHERE scope = %s AND id > %s AND "
+                "id <= %s ORDER BY id", bound).fetchall()
+            obs_rows = self._execute(
+                f"SELECT {OBSERVATION_COLUMNS} FROM observations WHERE scope = %s AND "
+                "commit_id > %s AND commit_id <= %s ORDER BY seq", bound).fetchall()
+            event_rows = self._execute(
+                f"SELECT {EVENT_COLUMNS} FROM events WHERE scope = %s AND commit_id > %s AND "
+                "commit_id <= %s ORDER BY seq", bound).fetchall()
+        commits = (((row[0], 0, 0), commit_from_row(row)) for row in commit_rows)
+        observations = (((row[1], 1, row[0]), _observation(row)) for row in obs_rows)
+        events = (((row[1], 1, row[0]), event_from_row(row)) for row in event_rows)
+        for _, record in heapq.merge(commits, observations, events, key=lambda kv: kv[0]):
+            yield record
+
+    def events(self, scope: str, *, kind: Sequence[str] | None = None,
+               label: str | None = None, object_id: int | None = None,
+               since: float | None = None, until: float | None = None,
+               limit: int | None = None, newest_first: bool = False,
+               until_commit: int | None = None, exclude_forgotten: bool = False
+               ) -> list[Event]:
+        where, args = _conditions(scope, ("label = %s", label), ("object_id = %s", object_id),
+                                  ("t >= %s", since), ("t <= %s", until),
+                                  ("commit_id <= %s", until_commit))
+        if kind:
+            where.append("kind = ANY(%s)")
+            args.append(list(kind))
+        if exclude_forgotten:
+            where.append("object_id NOT IN (SELECT id FROM tombstones WHERE scope = %s)")
+            where.append("NOT (kind = 'RELATION' AND (data::jsonb ->> 'object')::bigint IN "
+                         "(SELECT id FROM tombstones WHERE scope = %s))")
+            args.extend((scope, scope))
+        query = (f"SELECT {EVENT_COLUMNS} FROM events WHERE {' AND '.join(where)} "
+                 f"ORDER BY seq {'DESC' if newest_first else 'ASC'}")
+        if limit is not None:
+            query += " LIMIT %s"
+            args.append(limit)
+        return [event_from_row(row) for row in self._execute(query, args)]
+
+    def observations(self, scope: str, *, object_id: int | None = None,
+                     rejected: bool | None = None, reason: str | None = None,
+                     key: str | None = None, limit: int | None = None,
+                     until_commit: int | None = None) -> list[Observation]:
+        where, args = _conditions(scope, ("object_id = %s", object_id),
+                                  ("rejected = %s", reason), ("key = %s", key),
+                                  ("commit_id <= %s", until_commit))
+        if rejected is not None:
+            where.append("rejected IS NOT NULL" if rejected else "rejected IS NULL")
+        query = (f"SELECT {OBSERVATION_COLUMNS} FROM observations WHERE {' AND '.join(where)} "
+                 "ORDER BY seq")
+        if limit is not None:
+            query += " LIMIT %s"
+            args.append(limit)
+        return [_observation(row) for row in self._execute(query, args)]
+
+    def merged_into(self, scope: str, object_id: int, *, until_commit: int | None = None
+                    ) -> int | None:
+        row = self._execute(
+            "SELECT object_id FROM events WHERE scope = %s AND kind = 'MERGED' AND "
+            "(data::jsonb ->> 'absorbed')::bigint = %s AND commit_id <= %s "
+            "ORDER BY seq DESC LIMIT 1",
+            (scope, object_id, MAX_ID if until_commit is None else until_commit)).fetchone()
+        return None if row is None else row[0]
+
+    def history(self, scope: str, object_id: int, *, until_commit: int | None = None,
+                merged_from: Sequence[int] = ()) -> list[Observation | Event]:
+        merged: list[Observation | Event] = []
+        for oid in (object_id, *merged_from):
+            merged += self.observations(scope, object_id=oid, until_commit=until_commit)
+            merged += self.events(scope, object_id=oid, until_commit=until_commit)
+        merged.sort(key=lambda r: r.seq)
+        return merged
+
+    def audit(self, scope: str, *, since: float | None = None, until: float | None = None,
+              actor: str | None = None, object_id: int | None = None,
+              kinds: Sequence[str] | None = None, recorded_since: float | None = None,
+              recorded_until: float | None = None, limit: int | None = None,
+              until_commit: int | None = None) -> list[AuditEntry]:
+        where = ["c.scope = %s", "(c.kind != 'scan' OR EXISTS (SELECT 1 FROM events e WHERE "
+                 "e.scope = c.scope AND e.commit_id = c.id))"]
+        args: list[Any] = [scope]
+        for clause, value in (("c.t >= %s", since), ("c.t <= %s", until),
+                              ("c.actor = %s", actor), ("c.recorded_at >= %s", recorded_since),
+                              ("c.recorded_at <= %s", recorded_until),
+                              ("c.id <= %s", until_commit)):
+            if value is not None:
+                where.append(clause)
+                args.append(value)
+        if kinds:
+            where.append("c.kind = ANY(%s)")
+            args.append(list(kinds))
+        if object_id is not None:
+            where.append("EXISTS (SELECT 1 FROM events e WHERE e.scope = c.scope AND "
+                         "e.commit_id = c.id AND e.object_id = %s)")
+            args.append(object_id)
+        query = (f"SELECT {', '.join('c.' + c for c in COMMIT_COLUMNS.split(', '))} "
+                 f"FROM commits c WHERE {' AND '.join(where)} ORDER BY c.id")
+        if limit is not None:
+            query += " LIMIT %s"
+            args.append(limit)
+        with self.snapshot_read():
+            commits = [commit_from_row(row) for row in self._execute(query, args)]
+            by_commit: dict[int, list[Event]] = {}
+            if commits:
+                for row in self._execute(
+                        f"SELECT {EVENT_COLUMNS} FROM events WHERE scope = %s AND "
+                        "commit_id = ANY(%s) ORDER BY seq", (scope, [c.id for c in commits])):
+                    if object_id is None or row[5] == object_id:
+                        by_commit.setdefault(row[1], []).append(event_from_row(row))
+        return [AuditEntry(commit=c.id, kind=c.kind, actor=c.actor, reason=c.reason, t=c.t,
+                           recorded_at=c.recorded_at, events=tuple(by_commit.get(c.id, ())))
+                for c in commits]
+
+    def observation_meta(self, scope: str, after_commit: int, until_commit: int
+                         ) -> list[ObservationMeta]:
+        rows = self._execute(
+            "SELECT seq, commit_id, t, object_id, key FROM observations WHERE scope = %s AND "
+            "commit_id > %s AND commit_id <= %s ORDER BY seq", (scope, after_commit,
+                                                                until_commit))
+        return [ObservationMeta(*row) for row in rows]
+
+    def change_commits(self, scope: str, after_commit: int, until_commit: int,
+                       kinds: Sequence[str]) -> set[tuple[int, int]]:
+        rows = self._execute(
+            "SELECT object_id, commit_id FROM events WHERE scope = %s AND commit_id > %s AND "
+            "commit_id <= %s AND kind = ANY(%s)", (scope, after_commit, until_commit,
+                                                   list(kinds)))
+        return {(a, b) for a, b in rows}
+
+    def latest_checkpoint(self, scope: str, until_commit: int | None = None
+                          ) -> tuple[int, dict[str, Any]] | None:
+        row = self._execute(
+            "SELECT commit_id, state FROM checkpoints WHERE scope = %s AND commit_id <= %s "
+            "ORDER BY commit_id DESC LIMIT 1",
+            (scope, MAX_ID if until_commit is None else until_commit)).fetchone()
+        return None if row is None else (row[0], decode_checkpoint(row[1]))
+
+    def feature_dim(self, scope: str) -> int | None:
+        row = self._execute(
+            "SELECT cardinality(feature) FROM observations WHERE scope = %s AND feature IS NOT "
+            "NULL AND object_id IS NOT NULL LIMIT 1", (scope,)).fetchone()
+        if row is not None:
+            return row[0]
+        checkpoint = self.latest_checkpoint(scope)
+        return None if checkpoint is None else checkpoint[1].get("feature_dim")
+
+    def logged_feature_dim(self, scope: str) -> int | None:
+        width = self.feature_dim(scope)
+        if width is not None:
+            return width
+        row = self._execute("SELECT cardinality(feature) FROM observations WHERE scope = %s "
+                            "AND feature IS NOT NULL LIMIT 1", (scope,)).fetchone()
+        return None if row is None else row[0]
+
+    # -- the materialised state ---------------------------------------------------------------
+    def load_objects(self, scope: str) -> list[ObjectState]:
+        return [object_from_row(_object(row)) for row in self._execute(
+            f"SELECT {OBJECT_COLUMNS} FROM objects WHERE scope = %s ORDER BY id", (scope,))]
+
+    def load_tombstones(self, scope: str) -> dict[int, TombstoneState]:
+        rows = self._execute("SELECT id, data FROM tombstones WHERE scope = %s ORDER BY id",
+                             (scope,))
+        return {oid: TombstoneState.from_dict(json.loads(data)) for oid, data in rows}
+
+    def load_rejections(self, scope: str) -> dict[str, RejectionState]:
+        rows = self._execute(
+            "SELECT key, reason, count, first_seq, last_seq, last_t FROM rejection_keys "
+            "WHERE scope = %s ORDER BY key", (scope,))
+        return {row[0]: RejectionState(*row[1:]) for row in rows}
+
+    def load_rooms(self, scope: str) -> dict[str, Any] | None:
+        row = self._execute("SELECT rooms FROM scene WHERE scope = %s", (scope,)).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def load_json_rows(self, table: str, scope: str) -> dict[int, Any]:
+        key = {"prior_map": "id", "deltas": "id", "keyframes": "object_id"}[table]
+        rows = self._execute(f"SELECT {key}, data FROM {table} WHERE scope = %s ORDER BY {key}",
+                             (scope,))
+        return {k: json.loads(data) for k, data in rows}
+
+    def objects_in_box(self, scope: str, low: Sequence[float], high: Sequence[float]
+                       ) -> list[int]:
+        """Ids of the materialised objects whose box overlaps the axis-aligned box
+        ``low``–``high`` (x, y, z; metres, map frame), by id — through the GiST index."""
+        rows = self._execute(
+            "SELECT id FROM objects WHERE scope = %s AND box && cube(%s::float8[], "
+            "%s::float8[]) ORDER BY id", (scope, [float(v) for v in low],
+                                          [float(v) for v in high]))
+        return [r[0] for r in rows]
+
+
+_OBS = tuple(OBSERVATION_COLUMNS.split(", "))
+_OBJ = tuple(OBJECT_COLUMNS.split(", "))
+_INSERT = {
+    name: f"INSERT INTO {name} ({cols}) VALUES ({', '.join(['%s'] * len(cols.split(', ')))})"
+    for name, cols in (("commits", COMMIT_COLUMNS), ("observations", OBSERVATION_COLUMNS),
+                       ("events", EVENT_COLUMNS))
+}
+_UPSERT_OBJECT = (
+    f"INSERT INTO objects ({OBJECT_COLUMNS}) VALUES ({', '.join(['%s'] * len(_OBJ))}) "
+    "ON CONFLICT (scope, id) DO UPDATE SET "
+    + ", ".join(f"{c} = excluded.{c}" for c in _OBJ[2:])
+)
+_KEYS = {"commits": "id", "observations": "seq", "events": "seq", "objects": "id",
+         "tombstones": "id", "rejection_keys": "key", "scene": "scope",
+         "checkpoints": "commit_id", "prior_map": "id", "deltas": "id",
+         "keyframes": "object_id"}
+_OBS_FEATURE = _OBS.index("feature")
+_OBJ_FEATURE = _OBJ.index("feature")
+
+
+def _observation(row: Sequence[Any]) -> Observation:
+    feature = row[_OBS_FEATURE]
+    if feature is not None:
+        row = (*row[:_OBS_FEATURE], np.asarray(feature, dtype=np.float32).tobytes(),
+               *row[_OBS_FEATURE + 1:])
+    return observation_from_row(row)
+
+
+def _object(row: Sequence[Any]) -> Sequence[Any]:
+    feature = row[_OBJ_FEATURE]
+    if feature is None:
+        return row
+    return (*row[:_OBJ_FEATURE], np.asarray(feature, dtype=np.float64).tobytes(),
+            *row[_OBJ_FEATURE + 1:])
+
+
+def _conditions(scope: str, *pairs: tuple[str, Any]) -> tuple[list[str], list[Any]]:
+    where, args = ["scope = %s"], [scope]
+    for clause, value in pairs:
+        if value is not None:
+            where.append(clause)
+            args.append(value)
+    return where, args
+
+
+def _set_meta(conn: psycopg.Connection[Any], key: str, value: str) -> None:
+    conn.execute("INSERT INTO meta (key, value) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE "
+                 "SET value = excluded.value", (key, value))
+
+
+def _stored_columns(conn: psycopg.Connection[Any], table: str) -> list[str]:
+    return [r[0] for r in conn.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_schema = "
+        "current_schema() AND table_name = %s AND is_generated = 'NEVER' "
+        "ORDER BY ordinal_position", (table,))]
+
+
+def with_schema(url: str, schema: str) -> str:
+    """``url`` naming ``schema`` instead of its own."""
+    parts = urlsplit(url)
+    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "schema"]
+    return urlunsplit(parts._replace(query=urlencode([*query, ("schema", schema)])))

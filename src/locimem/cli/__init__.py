@@ -49,6 +49,7 @@ EPILOG = """examples:
   locimem export home.loci home-map/  a readable, checksummed directory (home.usda: USD)
   locimem export home.loci scene.cypher  the scene graph for Neo4j: cypher-shell < scene.cypher
   locimem import home-map/ copy.loci  back into a store, bit for bit (--prior: as a prior map)
+  locimem migrate home.loci postgresql://db/fleet?schema=home  a memory into PostgreSQL (and back)
   locimem ingest run.mcap home.loci  a ROS 2 recording (or a .jsonl scan file) into a store
   locimem --config robot.toml ingest run.mcap home.loci   with tracker settings from a file
   locimem deltas robot.loci          where live evidence disagrees with the prior map

@@ -63,10 +63,11 @@ def add_who(p: argparse.ArgumentParser, actor: str = "operator") -> None:
 
 # -- the store and its scope ---------------------------------------------------------------------
 def store_scopes(path: str) -> list[str]:
-    """The scopes the store at ``path`` holds (raises NotFound when there is no store)."""
-    from locimem.store.sqlite import SQLiteStore
+    """The scopes the store at ``path`` (a file or a ``postgresql://`` URL) holds (raises
+    NotFound when there is no store)."""
+    from locimem.store import open_store
 
-    store = SQLiteStore(path, read_only=True, check="header")
+    store = open_store(path, read_only=True, check="header")
     try:
         return store.scopes()
     finally:

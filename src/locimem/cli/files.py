@@ -1,5 +1,5 @@
-"""Commands that move a memory between files, and keep a store in shape: export, import,
-validate, snapshot, restore, compact, ingest, map, rerun."""
+"""Commands that move a memory between files and backends, and keep a store in shape: export,
+import, migrate, validate, snapshot, restore, compact, ingest, map, rerun."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from locimem.cli.common import (
     document,
     open_memory,
     resolve_scope,
+    store_scopes,
     time_text,
 )
 from locimem.errors import IntegrityError, InvalidInput
@@ -199,8 +200,37 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def _scopes_if_any(path: str) -> list[str]:
     from locimem.cli.common import store_scopes
+    from locimem.store.base import is_postgres_url
 
-    return store_scopes(path) if Path(path).is_file() else []
+    return store_scopes(path) if is_postgres_url(path) or Path(path).is_file() else []
+
+
+# -- migrate ---------------------------------------------------------------------------------
+def parser_migrate(sub: Sub) -> None:
+    p = sub.add_parser("migrate", help="copy a memory between stores and backends — a SQLite "
+                       "file or a postgresql:// URL at either end — scope by scope, each in "
+                       "one transaction; the source is only read")
+    p.add_argument("source", metavar="SRC", help="the store to copy from (file or URL)")
+    p.add_argument("target", metavar="DST", help="the store to copy into (created if new)")
+    p.add_argument("--scope", action="append", dest="scopes", metavar="SCOPE",
+                   help="copy only this scope (repeat for more; default: every scope)")
+    add_json(p)
+    add_quiet(p)
+    p.set_defaults(func=cmd_migrate)
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    from locimem.interchange.move import migrate
+
+    scopes = store_scopes(args.source)  # NotFound when there is no store at SRC
+    for name in args.scopes or ():
+        resolve_scope(args.source, name, scopes=scopes)  # exit 2, naming the scopes
+    r = migrate(args.source, args.target, scopes=args.scopes, progress=progress(args))
+    document(args, {"source": r.source, "target": r.target, "scopes": list(r.scopes),
+                    "rows": r.rows, "seconds": round(r.seconds, 3)},
+             [f"copied {len(r.scopes)} scope(s) ({', '.join(repr(s) for s in r.scopes)}) "
+              f"from {r.source} to {r.target}: {_row_counts(r.rows)} in {r.seconds:.1f} s"])
+    return 0
 
 
 # -- validate, snapshot, restore -------------------------------------------------------------
@@ -453,5 +483,5 @@ def cmd_rerun(args: argparse.Namespace) -> int:
     return 0
 
 
-PARSERS = (parser_export, parser_import, parser_validate, parser_snapshot, parser_restore,
-           parser_compact, parser_ingest, parser_map, parser_rerun)
+PARSERS = (parser_export, parser_import, parser_migrate, parser_validate, parser_snapshot,
+           parser_restore, parser_compact, parser_ingest, parser_map, parser_rerun)

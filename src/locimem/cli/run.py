@@ -238,9 +238,7 @@ def parser_mcp(sub: Sub) -> None:
 def cmd_mcp(args: argparse.Namespace) -> int:
     from locimem.agent.mcp_server import serve_http, serve_stdio
 
-    if not Path(args.store).is_file():
-        return fail(f"no store at {args.store}")
-    scope = resolve_scope(args.store, args.scope)
+    scope = resolve_scope(args.store, args.scope)  # NotFound when there is no store
     if args.http is None:
         serve_stdio(args.store, scope=scope, allow_writes=args.allow_writes)
         return 0

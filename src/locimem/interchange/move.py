@@ -39,7 +39,8 @@ from typing import Any
 
 from locimem.errors import NotFound, ScopeError
 from locimem.interchange.directory import TABLES
-from locimem.store.base import RowsRejected, Store, is_postgres_url
+from locimem.store import open_store
+from locimem.store.base import RowsRejected, Store
 from locimem.store.sqlite import SQLiteStore
 
 __all__ = ["MigrationReport", "copy_scope", "migrate", "open_store", "scratch_copy"]
@@ -59,16 +60,6 @@ class MigrationReport:
     scopes: tuple[str, ...] = ()
     rows: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
-
-
-def open_store(path: str | os.PathLike[str], *, read_only: bool = False) -> Store:
-    """The store at ``path``: a SQLite file, or a ``postgresql://`` URL (the ``postgres``
-    extra)."""
-    if is_postgres_url(path):
-        from locimem.store.postgres import PostgresStore
-
-        return PostgresStore(str(path), read_only=read_only)
-    return SQLiteStore(path, read_only=read_only)
 
 
 def copy_scope(source: Store, target: Store, scope: str, *, progress: Progress | None = None,

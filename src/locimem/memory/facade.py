@@ -45,8 +45,9 @@ from locimem.model import (
     ScanResult,
 )
 from locimem.query.encoder import Encoder
+from locimem.store import open_store
 from locimem.store.base import Store, is_postgres_url
-from locimem.store.sqlite import MEMORY, SQLiteStore
+from locimem.store.sqlite import MEMORY
 from locimem.store.sqlite.open_check import corrupt
 from locimem.tracker.decide import decide
 from locimem.tracker.load import replay_stale_cache
@@ -130,13 +131,7 @@ class ObjectMemory(Corrections, PriorMapWrites, RoomWrites, Maintenance):
         text_encoder = _check_encoder(encoder)
         make_index = _check_vector_index(vector_index)
         shared = is_postgres_url(path)
-        store: Store
-        if shared:
-            from locimem.store.postgres import PostgresStore
-
-            store = PostgresStore(str(path), read_only=read_only, durable=durable)
-        else:
-            store = SQLiteStore(path, read_only=read_only, durable=durable, check=check)
+        store = open_store(path, read_only=read_only, durable=durable, check=check)
         try:
             if not store.read_only and store.cache_stale():  # a migration left it to replay
                 replay_stale_cache(store)

@@ -80,3 +80,27 @@ def test_migrate_sqlite_to_postgres_and_back_keeps_the_memory(
             ObjectMemory.open(back, scope="flat", read_only=True) as c:
         assert a.snapshot() == b.snapshot() == c.snapshot()
         assert [o.label for o in c.tracked()] == ["mug", "book"]
+
+
+def test_compact_vacuum_shrinks_the_retention_store_and_keeps_the_memory(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from locimem.bench.retention import stream_store
+    from locimem.interchange.validate import validate_store
+
+    path = tmp_path / "retention.loci"
+    stream_store(path, n_objects=6, minutes=1.0)  # the retention benchmark's stream, shorter
+    with ObjectMemory.open(path, read_only=True) as mem:
+        before = mem.snapshot()
+    size = path.stat().st_size
+    out = _json(capsys, ["compact", str(path), "--older-than", "10", "--vacuum", "--json"])
+    assert out["vacuumed"] is True and out["removed"] > 0
+    assert out["observations_after"] == out["observations_before"] - out["removed"]
+    assert out["bytes_after"] < out["bytes_before"]
+    assert path.stat().st_size < size  # the file itself is smaller
+    with ObjectMemory.open(path, read_only=True) as mem:
+        assert mem.snapshot() == before  # the same memory
+    assert validate_store(path).ok
+    # text: rows and bytes before and after, and the hint without --vacuum
+    assert main(["compact", str(path), "--older-than", "1"]) == 0
+    text = capsys.readouterr().out
+    assert "store size:" in text and "--vacuum gives them back" in text

@@ -383,6 +383,17 @@ def test_compact_stores_a_checkpoint_and_deletes_observations(store: Store) -> N
     assert store.latest_checkpoint(S, until_commit=3) == (2, state)
 
 
+def test_reclaim_keeps_every_row_and_reports_a_size(backend: Backend, store: Store) -> None:
+    fill(store)
+    store.compact(S, checkpoint_commit=2, checkpoint_t=5.0, state={"v": 1}, delete_seqs=[2, 5],
+                  records=[commit(5, 9.5, kind="maintenance")])
+    log, counts = list(store.iter_log(S)), store.count("observations", S)
+    store.reclaim()
+    assert list(store.iter_log(S)) == log and store.count("observations", S) == counts == 2
+    size = store.size_bytes()
+    assert size == 0 if backend.name == "sqlite-memory" else size > 0
+
+
 def test_a_failed_compaction_writes_nothing(store: Store) -> None:
     fill(store)
     before = (store.counters(), list(store.iter_log(S)))
@@ -449,6 +460,7 @@ def test_a_read_only_store_refuses_every_write(shared_backend: Backend, tmp_path
                                    delete_seqs=[2], records=[commit(5, 10.0)]),
             lambda: reader.rewrite_cache({S: [obj(1)]}),
             lambda: reader.bulk_load([("commits", ("scope", "id"), [(S, 9)])]),
+            reader.reclaim,
         ]
         for write in writes:
             with pytest.raises(ReadOnly, match="read-only"):

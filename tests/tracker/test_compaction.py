@@ -114,9 +114,12 @@ def test_compaction_keeps_exactly_first_last_changes_and_trail(
     before_obs = {o.seq: o for o in memory.store.observations("c")}
     report = memory.compact(older_than_s=10.0, trail_s=10.0, actor="janitor", reason="nightly")
     # horizon: the last commit at or before t = 59 - 10 (scans t=0..49 and the forget)
+    sizes = (report.bytes_before, report.bytes_after)
     assert report == CompactionReport(horizon_commit=51, horizon_t=49.0, examined=201,
-                                      removed=171, dry_run=False)
+                                      removed=171, dry_run=False, bytes_before=sizes[0],
+                                      bytes_after=sizes[1], reclaimed=False)
     assert report.kept == 30
+    assert all(isinstance(n, int) and n > 0 for n in sizes)  # a file store has a size
     assert _groups(memory) == KEPT
     # what is kept is the very same record
     for o in memory.store.observations("c"):

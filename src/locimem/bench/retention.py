@@ -4,6 +4,7 @@ without compaction, measured on the same store in one run."""
 from __future__ import annotations
 
 import random
+import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,11 @@ class RetentionFigures:
     thinned_hours: float  # the stretch older than the horizon
     thinned_before: int  # observations in that stretch, before and after compaction
     thinned_after: int
+    # the store file itself: before, after compact() (deleted rows leave free pages), and
+    # after compact(reclaim=True) on a copy compacted the same way (locimem compact --vacuum)
+    file_before: int = 0
+    file_compacted: int = 0
+    file_vacuumed: int = 0
 
     def raw_bytes_per_object_hour(self) -> float:
         return self.bytes_before / (self.n_objects * self.hours)
@@ -57,27 +63,37 @@ def _log_bytes(path: Path) -> int:
             conn.close()
 
 
+def stream_store(path: Path, n_objects: int = 10, minutes: float = 10.0, hz: float = 30.0,
+                 seed: int = 0) -> int:
+    """Write the benchmark's stream into a new store at ``path``: ``n_objects`` seen at ``hz``
+    for ``minutes`` (one of them moves 0.5 m every two minutes). Returns the observations."""
+    rng = random.Random(seed)
+    homes = [(0.8 * i, 0.0, 0.9) for i in range(n_objects)]
+    with ObjectMemory.open(path, durable=False) as mem:
+        n_scans = int(minutes * 60 * hz)
+        for k in progress(range(n_scans), label="  streaming at 30 Hz"):
+            if k and k % int(120 * hz) == 0:  # every two minutes one object moves 0.5 m
+                i = rng.randrange(n_objects)
+                homes[i] = (homes[i][0], homes[i][1] + 0.5, homes[i][2])
+            dets = [Detection("cup" if rng.random() < 0.9 else "mug", 0.9,
+                              (x + rng.gauss(0, 0.005), y + rng.gauss(0, 0.005), z),
+                              (0.08, 0.08, 0.1)) for x, y, z in homes]
+            mem.observe(k / hz, dets)
+        return mem.store.count("observations", mem.scope)
+
+
 def bench_retention(n_objects: int = 10, minutes: float = 10.0, hz: float = 30.0,
                     older_than_s: float = 60.0, trail_s: float = 10.0,
                     seed: int = 0) -> RetentionFigures:
     """Stream ``n_objects`` seen at ``hz`` for ``minutes`` (a few move now and then), then
-    compact everything older than ``older_than_s`` and compare the log's bytes."""
-    rng = random.Random(seed)
-    homes = [(0.8 * i, 0.0, 0.9) for i in range(n_objects)]
+    compact everything older than ``older_than_s`` and compare the log's bytes — and the
+    file's, without and with reclaiming the freed space."""
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "retention.loci"
-        with ObjectMemory.open(path, durable=False) as mem:
-            n_scans = int(minutes * 60 * hz)
-            for k in progress(range(n_scans), label="  streaming at 30 Hz"):
-                if k and k % int(120 * hz) == 0:  # every two minutes one object moves 0.5 m
-                    i = rng.randrange(n_objects)
-                    homes[i] = (homes[i][0], homes[i][1] + 0.5, homes[i][2])
-                dets = [Detection("cup" if rng.random() < 0.9 else "mug", 0.9,
-                                  (x + rng.gauss(0, 0.005), y + rng.gauss(0, 0.005), z),
-                                  (0.08, 0.08, 0.1)) for x, y, z in homes]
-                mem.observe(k / hz, dets)
-            before = mem.store.count("observations", mem.scope)
+        before = stream_store(path, n_objects, minutes, hz, seed)
         bytes_before = _log_bytes(path)
+        file_before = path.stat().st_size
+        shutil.copyfile(path, Path(tmp) / "vacuumed.loci")
         with ObjectMemory.open(path, durable=False) as mem:
             report = mem.compact(older_than_s=older_than_s, trail_s=trail_s)
             after = mem.store.count("observations", mem.scope)
@@ -85,9 +101,13 @@ def bench_retention(n_objects: int = 10, minutes: float = 10.0, hz: float = 30.0
                 "SELECT count(*) FROM observations WHERE commit_id <= ?",
                 (report.horizon_commit,)).fetchone()[0]
         bytes_after = _log_bytes(path)
+        with ObjectMemory.open(Path(tmp) / "vacuumed.loci", durable=False) as mem:
+            vacuumed = mem.compact(older_than_s=older_than_s, trail_s=trail_s, reclaim=True)
     return RetentionFigures(n_objects, minutes / 60, before, after, bytes_before, bytes_after,
                             thinned_hours=(report.horizon_t or 0.0) / 3600,
-                            thinned_before=report.examined, thinned_after=thinned_after)
+                            thinned_before=report.examined, thinned_after=thinned_after,
+                            file_before=file_before, file_compacted=report.bytes_after or 0,
+                            file_vacuumed=vacuumed.bytes_after or 0)
 
 
 def run_retention_suite(out: TextIO, minutes: float = 10.0) -> None:
@@ -102,4 +122,9 @@ def run_retention_suite(out: TextIO, minutes: float = 10.0) -> None:
     ratio = f.raw_bytes_per_object_hour() / f.compacted_bytes_per_object_hour()
     out.write(f"\nCompacted history costs {ratio:.0f}x less per object-hour; the last "
               "minute stays raw until the next compaction.\n")
+    mb = 1e6
+    out.write(f"\nThe store file: {f.file_before / mb:.2f} MB before; "
+              f"{f.file_compacted / mb:.2f} MB after compact() (deleted rows leave free pages "
+              f"in the file); {f.file_vacuumed / mb:.2f} MB after compact(reclaim=True) "
+              "(locimem compact --vacuum).\n")
     out.flush()

@@ -314,29 +314,57 @@ def parser_compact(sub: Sub) -> None:
     p.add_argument("--trail", type=float, default=10.0, metavar="S",
                    help="keep one sighting per object per S seconds (default 10)")
     p.add_argument("--dry-run", action="store_true", help="report what would go; write nothing")
+    p.add_argument("--vacuum", action="store_true",
+                   help="then give the freed space back (SQLite: VACUUM rewrites the file, so "
+                        "it shrinks; PostgreSQL: VACUUM, so the server reuses it) — also when "
+                        "nothing new was thinned")
     add_who(p, actor="maintenance")
     p.set_defaults(func=cmd_compact)
 
 
 def cmd_compact(args: argparse.Namespace) -> int:
+    if args.dry_run and args.vacuum:
+        raise InvalidInput("--vacuum writes (it rewrites the store): drop --dry-run, or --vacuum")
     with open_memory(args, write=not args.dry_run) as mem:
         before = mem.store.count("observations", mem.scope)
         r = mem.compact(older_than_s=args.older_than, trail_s=args.trail, dry_run=args.dry_run,
-                        actor=args.actor, reason=args.reason)
+                        reclaim=args.vacuum, actor=args.actor, reason=args.reason)
+        after = mem.store.count("observations", mem.scope)
     doc = {"scope": args.scope, "dry_run": r.dry_run, "horizon_commit": r.horizon_commit,
            "horizon_t": r.horizon_t, "examined": r.examined, "removed": r.removed,
-           "kept": r.kept, "observations_before": before}
+           "kept": r.kept, "observations_before": before, "observations_after": after,
+           "bytes_before": r.bytes_before, "bytes_after": r.bytes_after,
+           "vacuumed": r.reclaimed}
+    lines = []
     if r.horizon_commit is None or r.examined == 0:
-        document(args, doc, [f"nothing to compact in scope {args.scope!r}: no observations "
-                             f"older than {args.older_than:g} s that a previous compaction has "
-                             "not already thinned"])
-        return 0
-    verb = "would remove" if r.dry_run else "removed"
-    document(args, doc, [
-        f"{'dry run: ' if r.dry_run else ''}examined {r.examined:,} observations up to "
-        f"{time_text(r.horizon_t)} (commit {r.horizon_commit}); {verb} {r.removed:,}, "
-        f"kept {r.kept:,}; the log {'has' if r.dry_run else 'had'} {before:,} observations"])
+        lines.append(f"nothing to compact in scope {args.scope!r}: no observations older than "
+                     f"{args.older_than:g} s that a previous compaction has not already thinned")
+    else:
+        verb = "would remove" if r.dry_run else "removed"
+        lines.append(
+            f"{'dry run: ' if r.dry_run else ''}examined {r.examined:,} observations up to "
+            f"{time_text(r.horizon_t)} (commit {r.horizon_commit}); {verb} {r.removed:,}, "
+            f"kept {r.kept:,}; observations in the log: {before:,}"
+            + ("" if r.dry_run else f" -> {after:,}"))
+    if r.bytes_before is not None and r.bytes_after is not None:
+        change = r.bytes_after - r.bytes_before
+        lines.append(f"store size: {_size(r.bytes_before)} -> {_size(r.bytes_after)} "
+                     f"({'+' if change >= 0 else '-'}{_size(abs(change))}"
+                     + (", vacuumed)" if r.reclaimed else
+                        "; deleted rows leave free pages: --vacuum gives them back)"))
+    document(args, doc, lines)
     return 0
+
+
+def _size(n: int) -> str:
+    """Bytes for a person: 812 B, 41.3 KB, 2.06 MB."""
+    if n < 1000:
+        return f"{n} B"
+    for unit in ("KB", "MB", "GB", "TB"):
+        n /= 1000
+        if n < 1000 or unit == "TB":
+            return f"{n:.3g} {unit}"
+    return f"{n} B"  # pragma: no cover
 
 
 # -- ingest ----------------------------------------------------------------------------------

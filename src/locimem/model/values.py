@@ -420,13 +420,18 @@ class RejectionKey:
 
 @dataclass(frozen=True, slots=True)
 class CompactionReport:
-    """What ``compact()`` did (or, with ``dry_run``, would do)."""
+    """What ``compact()`` did (or, with ``dry_run``, would do): the observations examined up
+    to the horizon and those removed, and the store's size before and after (after the space
+    was reclaimed, with ``reclaim=True``; both None on a dry run)."""
 
     horizon_commit: int | None  # observations at or before this commit were examined
     horizon_t: float | None
     examined: int
     removed: int
     dry_run: bool
+    bytes_before: int | None = None
+    bytes_after: int | None = None
+    reclaimed: bool = False  # the store gave the freed space back
 
     @property
     def kept(self) -> int:

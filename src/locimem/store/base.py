@@ -112,6 +112,14 @@ class Store(Protocol):
         ``delete_seqs`` (all at or before it), and append ``records`` (the maintenance
         commit)."""
 
+    def size_bytes(self) -> int:
+        """The bytes the store occupies now (a file with its write-ahead log; a schema's
+        tables and indexes)."""
+
+    def reclaim(self) -> None:
+        """Give the space deleted rows left behind back (after a compaction): the file shrinks,
+        or the server may reuse the space. Not inside a transaction; may take a while."""
+
     def bulk_load(self, tables: Iterable[BulkTable], *,
                   meta: Mapping[str, str] | None = None) -> None:
         """Insert stored rows as they are (an import: each table's name, columns and rows in

@@ -395,6 +395,25 @@ class PostgresStore:
                     [(scope, key, r.reason, r.count, r.first_seq, r.last_seq, r.last_t)
                      for key, r in delta.rejections.items()])
 
+    def size_bytes(self) -> int:
+        """The bytes of this store's schema: every table with its indexes and TOAST."""
+        row = self._execute(
+            "SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
+            "JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = %s AND c.relkind = 'r'", (self.schema,)).fetchone()
+        return int(row[0])
+
+    def reclaim(self) -> None:
+        """``VACUUM`` each of the schema's tables: the space deleted rows held becomes
+        reusable by the server (the files keep their size; ``VACUUM FULL`` would shrink them
+        but locks every table while it rewrites it, so it is left to the operator)."""
+        if self.read_only:
+            raise ReadOnly("this store was opened read-only")
+        conn = self._connection()
+        for table in TABLES:
+            conn.execute(sql.SQL("VACUUM {}.{}").format(sql.Identifier(self.schema),
+                                                         sql.Identifier(table)))
+
     def backup(self, target: str | os.PathLike[str]) -> None:
         """Copy the whole store (every scope, one committed state) into a new schema:
         ``target`` is a store URL (or a bare schema name, in this database) whose schema does

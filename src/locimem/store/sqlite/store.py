@@ -275,6 +275,22 @@ class SQLiteStore:
                              [(seq, scope) for seq in delete_seqs])
             _write(conn, scope, rows, RowChanges())
 
+    def size_bytes(self) -> int:
+        """The file's bytes and its write-ahead log's (0 for ``:memory:``)."""
+        if self.path == MEMORY:
+            return 0
+        return sum(os.path.getsize(p) for p in (self.path, self.path + "-wal")
+                   if os.path.exists(p))
+
+    def reclaim(self) -> None:
+        """``VACUUM`` (the file is rewritten with live pages only, so it shrinks by what
+        deleted rows left free), then a WAL checkpoint that truncates the log. Readers in
+        other processes may hold it up (busy timeout)."""
+        if self.read_only:
+            raise ReadOnly("this store was opened read-only")
+        self.conn.execute("VACUUM")
+        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
     def backup(self, target: str | os.PathLike[str]) -> None:
         """Write a consistent copy of the whole store (every scope, one committed state) to a
         new store file at ``target`` (absent or empty): ``VACUUM INTO``, live pages only. Not

@@ -64,7 +64,8 @@ def test_every_documented_command_has_help():
     commands = sorted(set(re.findall(r"`locimem (\w+)", README.read_text())))
     assert commands == ["audit", "bench", "compact", "consolidate", "deltas", "demo", "events",
                         "export", "find", "forget", "history", "import", "ingest", "inspect",
-                        "map", "mcp", "merge", "move", "near", "query", "recall", "relabel",
+                        "map", "mcp", "merge", "migrate", "move", "near", "query", "recall",
+                        "relabel",
                         "rerun", "restore", "set", "snapshot", "split", "validate"]
     for command in commands:
         proc = subprocess.run([sys.executable, "-m", "locimem", command, "--help"],

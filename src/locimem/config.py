@@ -283,8 +283,9 @@ class TrackerConfig:
     def from_toml(cls, path: str | os.PathLike[str]) -> TrackerConfig:
         """Read a config from a TOML file: a ``[tracker]`` table of :class:`TrackerConfig`
         fields and a ``[relations]`` table of :class:`RelationConfig` fields, both optional;
-        what is left out keeps its default. (``tomllib`` on Python 3.11+; on 3.10 the
-        ``tomli`` package, the ``toml`` extra.)
+        what is left out keeps its default. The same file may hold an ``[encoder]`` table,
+        read by :func:`locimem.query.encoder.encoder_from_toml`. (``tomllib`` on Python
+        3.11+; on 3.10 the ``tomli`` package, the ``toml`` extra.)
 
         Raises :class:`InvalidInput` naming the file and, where it applies, the table and the
         setting: a file that cannot be read or is not TOML, an unknown table or setting, a
@@ -298,11 +299,11 @@ class TrackerConfig:
         (20.0, 0.08, 6)
         """
         name = os.fspath(path)
-        data = _read_toml(name)
-        unknown = sorted(set(data) - {"tracker", "relations"})
+        data = read_toml(name)
+        unknown = sorted(set(data) - {"tracker", "relations", "encoder"})
         if unknown:
             raise InvalidInput(f"{name}: unknown table(s) {', '.join(unknown)} (a config has "
-                               "[tracker] and [relations])")
+                               "[tracker], [relations] and [encoder])")
         tables: dict[str, dict[str, Any]] = {}
         for table, kind in (("tracker", cls), ("relations", RelationConfig)):
             values = data.get(table, {})
@@ -325,7 +326,7 @@ class TrackerConfig:
             raise InvalidInput(f"{name}: [tracker] {exc}") from None
 
 
-def _read_toml(name: str) -> dict[str, Any]:
+def read_toml(name: str) -> dict[str, Any]:
     """A TOML file's tables (tomllib, else tomli on Python 3.10)."""
     try:
         import tomllib

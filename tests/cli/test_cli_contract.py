@@ -81,6 +81,7 @@ def _commands(path: Path, tmp: Path) -> dict[str, tuple[list[str], int]]:
         "compact": (["compact", s, "--dry-run", "--older-than", "1"], 0),
         "export": (["export", s, str(tmp / "export-dir"), "--quiet"], 0),
         "import": (["import", str(tmp / "export-dir"), str(tmp / "copy.loci"), "--quiet"], 0),
+        "migrate": (["migrate", s, str(tmp / "migrated.loci"), "--quiet"], 0),
         "validate": (["validate", s], 0),
         "snapshot": (["snapshot", s, "--out", str(tmp / "home.snap"), "--quiet"], 0),
         "restore": (["restore", str(tmp / "home.snap"), str(tmp / "restored.loci")], 0),

@@ -36,8 +36,8 @@ def test_a_config_file_sets_tracker_and_relation_settings(tmp_path) -> None:
 @pytest.mark.parametrize(("text", "message"), [
     ("[tracker]\ntau = 3\n", r": \[tracker\] has no setting 'tau' \(known: "),
     ("[relations]\nonn_gap_m = 0.1\n", r": \[relations\] has no setting 'onn_gap_m'"),
-    ("[encoder]\nname = 'minilm'\n", r": unknown table\(s\) encoder \(a config has \[tracker\] "
-                                     r"and \[relations\]\)$"),
+    ("[camera]\nname = 'head'\n", r": unknown table\(s\) camera \(a config has \[tracker\], "
+                                   r"\[relations\] and \[encoder\]\)$"),
     ("tracker = 3\n", r": tracker must be a table \(\[tracker\]\), got a int$"),
     ("[tracker]\ntau_s = -1.0\n", r": \[tracker\] tau_s must be > 0, got -1.0$"),
     ("[tracker]\npromote_after = 'six'\n", r": \[tracker\] promote_after must be an integer"),

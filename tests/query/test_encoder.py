@@ -122,9 +122,9 @@ def test_model_checksum_mismatch_is_refused(tmp_path, monkeypatch: pytest.Monkey
     bogus = tmp_path / "model.onnx"
     bogus.write_bytes(b"not a model")
     with pytest.raises(ModelFileError, match=r"checksum mismatch .* expected sha256 8199be6f"):
-        enc.MiniLMEncoder(bogus)
+        enc.MiniLMEncoder(bogus, expected_sha256=enc.MINILM_INT8_SHA256)
     with pytest.raises(ModelFileError, match="onnxruntime cannot load"):
-        enc.MiniLMEncoder(bogus, expected_sha256=None)
+        enc.MiniLMEncoder(bogus)  # your own file: checked only against a digest you give
     with pytest.raises(ModelFileError, match="model file not found"):
         enc.MiniLMEncoder(tmp_path / "absent.onnx")
 
@@ -159,3 +159,66 @@ def test_minilm_batching_does_not_change_vectors(minilm: enc.MiniLMEncoder) -> N
     assert np.allclose(together, alone, atol=1e-4)
     assert np.array_equal(minilm.encode(texts), together)  # deterministic
     assert minilm.encode([]).shape == (0, 384)
+
+
+# -- your own ONNX model, and the [encoder] table of a TOML config ------------------------------
+
+@pytest.fixture(scope="module")
+def own_model(tmp_path_factory: pytest.TempPathFactory) -> tuple:
+    """A model and vocabulary of "your own": copies of the packaged ones in a folder."""
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip(enc.MINILM_INT8_PACKAGE)
+    folder = tmp_path_factory.mktemp("models")
+    model = folder / "my-encoder.onnx"
+    model.write_bytes(enc.locate_minilm_model().read_bytes())
+    vocab = folder / "vocab.txt"
+    vocab.write_text("\n".join(enc.load_minilm_vocab()) + "\n", encoding="utf-8")
+    return folder, model, vocab
+
+
+def test_your_own_onnx_model_and_vocabulary(own_model: tuple, minilm: enc.MiniLMEncoder
+                                            ) -> None:
+    _, model, vocab = own_model
+    mine = enc.MiniLMEncoder(model, vocab_path=vocab)  # no digest: yours to vouch for
+    assert mine.dim == 384  # read from the model
+    texts = ["coffee mug", "something to drink from", "stapler"]
+    assert np.array_equal(mine.encode(texts), minilm.encode(texts))
+    digest = enc._sha256_file(model)
+    assert enc.MiniLMEncoder(model, vocab_path=vocab, expected_sha256=digest).dim == 384
+    with pytest.raises(ModelFileError, match="checksum mismatch"):
+        enc.MiniLMEncoder(model, expected_sha256="0" * 64)
+
+
+def test_a_vocabulary_that_is_not_wordpiece_is_refused(own_model: tuple, tmp_path) -> None:
+    _, model, _ = own_model
+    words = tmp_path / "words.txt"
+    words.write_text("cup\nmug\n", encoding="utf-8")
+    with pytest.raises(ModelFileError, match="not a BERT WordPiece vocabulary"):
+        enc.MiniLMEncoder(model, vocab_path=words)
+    with pytest.raises(ModelFileError, match="cannot read the vocabulary"):
+        enc.MiniLMEncoder(model, vocab_path=tmp_path / "absent.txt")
+
+
+def test_the_encoder_table_of_a_toml_config(own_model: tuple) -> None:
+    from locimem.config import TrackerConfig
+
+    folder, _, _ = own_model
+    config = folder / "robot.toml"
+    config.write_text('[tracker]\ntau_s = 20.0\n[encoder]\nmodel_path = "my-encoder.onnx"\n'
+                      'vocab_path = "vocab.txt"\nthreads = 1\nmax_length = 64\n')
+    encoder = enc.encoder_from_toml(config)  # paths from the config's folder
+    assert isinstance(encoder, enc.MiniLMEncoder) and encoder.max_length == 64
+    assert TrackerConfig.from_toml(config).tau_s == 20.0  # the tracker reads its own table
+    plain = folder / "plain.toml"
+    plain.write_text("[tracker]\ntau_s = 20.0\n")
+    assert enc.encoder_from_toml(plain) is None
+    bad = folder / "bad.toml"
+    bad.write_text('[encoder]\nmodel = "bert-large"\n')
+    with pytest.raises(InvalidInput, match=r"bad.toml: \[encoder\] model must be"):
+        enc.encoder_from_toml(bad)
+    bad.write_text("[encoder]\nthreads = 0\n")
+    with pytest.raises(InvalidInput, match=r"bad.toml: \[encoder\] threads must be"):
+        enc.encoder_from_toml(bad)
+    bad.write_text("[encoder]\ngpu = true\n")
+    with pytest.raises(InvalidInput, match=r"\[encoder\] has no setting 'gpu'"):
+        enc.encoder_from_toml(bad)

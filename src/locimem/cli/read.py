@@ -244,12 +244,18 @@ def parser_find(sub: Sub) -> None:
     p.add_argument("text", metavar="TEXT", help="what to look for, e.g. 'something to drink from'")
     p.add_argument("--top", type=int, default=10, help="at most this many (default 10)")
     p.add_argument("--semantic", action="store_true",
-                   help="also match by meaning with the offline MiniLM encoder (text extra)")
+                   help="also match by meaning with a text encoder: the --config file's "
+                        "[encoder], else the offline MiniLM (text extra)")
     p.set_defaults(func=cmd_find)
 
 
 def cmd_find(args: argparse.Namespace) -> int:
-    with open_memory(args, encoder="minilm" if args.semantic else None) as mem:
+    encoder: Any = None
+    if args.semantic:
+        from locimem.query.encoder import encoder_from_toml
+
+        encoder = (encoder_from_toml(args.config) if args.config else None) or "minilm"
+    with open_memory(args, encoder=encoder) as mem:
         hits = [object_doc(mem, h.object, score=round(h.score, 3), how=h.how)
                 for h in mem.find(args.text, args.top)]
     lines = [object_line(h, f"  score {h['score']:.2f} ({h['how']})") for h in hits]

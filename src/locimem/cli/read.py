@@ -112,16 +112,15 @@ def event_kinds(args: argparse.Namespace) -> list[str]:
 
 def cmd_events(args: argparse.Namespace) -> int:
     kinds = event_kinds(args)
-    with open_memory(args) as mem:
-        events = mem.events(kind=kinds, label=args.label, since=args.since,
-                            object_id=args.object, limit=args.limit) if kinds else []
-    if args.json:
+    shown = 0
+    with open_memory(args) as mem:  # streamed: printed page by page as the store yields them
+        events = mem.iter_events(kind=kinds, label=args.label, since=args.since,
+                                 object_id=args.object, limit=args.limit) if kinds else ()
         for ev in events:
-            print(stream_line(event_doc(ev)))
-        return 0
-    for ev in events:
-        print(f"{time_text(ev.t):>24}  {format_event(ev)}")
-    if not events:
+            shown += 1
+            print(stream_line(event_doc(ev)) if args.json
+                  else f"{time_text(ev.t):>24}  {format_event(ev)}")
+    if not shown and not args.json:
         print("no events match")
     return 0
 
@@ -138,23 +137,27 @@ def parser_history(sub: Sub) -> None:
 def cmd_history(args: argparse.Namespace) -> int:
     from locimem.model import Event
 
-    with open_memory(args) as mem:
-        records = mem.history(args.object)
-    if args.events_only:
-        records = [r for r in records if isinstance(r, Event)]
-    for r in records:
-        if isinstance(r, Event):
-            doc = {"record": "event", **event_doc(r)}
-            line = format_event(r)
-        else:
-            doc = {"record": "observation", "seq": r.seq, "commit": r.commit, "t": r.t,
-                   "object_id": r.object_id, "label": r.label,
-                   "confidence": round(r.confidence, 4), "center": rounded(list(r.center)),
-                   "size": rounded(list(r.size)), "tier": r.tier, "weight": round(r.weight, 4)}
-            line = (f"{'seen':<13} #{r.object_id} {sanitize(r.label)} at {place(r.center)} "
-                    f"(confidence {r.confidence:.2f}, {r.tier}, weight {r.weight:.2f})")
-        print(stream_line(doc) if args.json else f"{time_text(r.t):>24}  {line}")
+    with open_memory(args) as mem:  # streamed, like events
+        for r in mem.iter_history(args.object):
+            if not args.events_only or isinstance(r, Event):
+                print(_history_line(args, r))
     return 0
+
+
+def _history_line(args: argparse.Namespace, r: Any) -> str:
+    from locimem.model import Event
+
+    if isinstance(r, Event):
+        doc = {"record": "event", **event_doc(r)}
+        line = format_event(r)
+    else:
+        doc = {"record": "observation", "seq": r.seq, "commit": r.commit, "t": r.t,
+               "object_id": r.object_id, "label": r.label,
+               "confidence": round(r.confidence, 4), "center": rounded(list(r.center)),
+               "size": rounded(list(r.size)), "tier": r.tier, "weight": round(r.weight, 4)}
+        line = (f"{'seen':<13} #{r.object_id} {sanitize(r.label)} at {place(r.center)} "
+                f"(confidence {r.confidence:.2f}, {r.tier}, weight {r.weight:.2f})")
+    return stream_line(doc) if args.json else f"{time_text(r.t):>24}  {line}"
 
 
 def parser_audit(sub: Sub) -> None:
@@ -170,15 +173,13 @@ def parser_audit(sub: Sub) -> None:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    with open_memory(args) as mem:
-        entries = mem.audit(since=args.since, actor=args.actor, object_id=args.object,
-                            kind=args.kind, limit=args.limit)
-    for e in entries:
-        if args.json:
-            print(stream_line(audit_doc(e)))
-        else:
-            print("\n".join(audit_lines(e)))
-    if not entries and not args.json:
+    shown = 0
+    with open_memory(args) as mem:  # streamed, like events
+        for e in mem.iter_audit(since=args.since, actor=args.actor, object_id=args.object,
+                                kind=args.kind, limit=args.limit):
+            shown += 1
+            print(stream_line(audit_doc(e)) if args.json else "\n".join(audit_lines(e)))
+    if not shown and not args.json:
         print("no audit entries match")
     return 0
 

@@ -4,8 +4,10 @@ the audit trail.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+import heapq
+import itertools
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from locimem.check import (
     check_int,
@@ -33,6 +35,8 @@ from locimem.query.base import (
     check_kinds,
     recall_object,
 )
+
+PAGE = 1000  # records a streaming read asks the store for at a time
 
 
 class HistoryQueries(ReaderBase):
@@ -92,10 +96,23 @@ class HistoryQueries(ReaderBase):
 
     # -- the record ---------------------------------------------------------------------------
     def history(self, object_id: int) -> list[Observation | Event]:
-        """The object's evidence, lifecycle events and corrections, in record order."""
+        """The object's evidence, lifecycle events and corrections, in record order (and
+        those of the identities merged into it). :meth:`iter_history` streams them."""
+        return list(self.iter_history(object_id))
+
+    def iter_history(self, object_id: int, *, page: int = PAGE) -> Iterator[Observation | Event]:
+        """:meth:`history`, read from the store ``page`` records at a time: a long-watched
+        object's hundred thousand sightings never sit in memory at once."""
         obj = self._object(object_id)
-        return self.store.history(self._scope, obj.id, until_commit=self._until_commit,
-                                  merged_from=obj.merged_from)
+        page = check_int(page, "page", lo=1)
+        scope, until = self._scope, self._until_commit
+        streams: list[Iterator[Any]] = []
+        for oid in (obj.id, *obj.merged_from):
+            streams.append(_pages(lambda after, oid=oid: self.store.observations(
+                scope, object_id=oid, until_commit=until, after_seq=after, limit=page)))
+            streams.append(_pages(lambda after, oid=oid: self.store.events(
+                scope, object_id=oid, until_commit=until, after_seq=after, limit=page)))
+        return heapq.merge(*streams, key=lambda r: r.seq)
 
     def events(
         self,
@@ -108,18 +125,38 @@ class HistoryQueries(ReaderBase):
     ) -> list[Event]:
         """Lifecycle events, oldest first, filtered by kind(s), the object's voted label at
         the time, valid-time window [since, until], object and count. Events of forgotten
-        objects are left out (``audit`` shows that they were forgotten)."""
-        return self.store.events(
-            self._scope,
-            kind=check_kinds(kind),
-            label=None if label is None else check_label(label, "label"),
-            since=None if since is None else check_time(since, "since"),
-            until=None if until is None else check_time(until, "until"),
-            object_id=None if object_id is None else check_object_id(object_id, "object_id"),
-            limit=None if limit is None else check_int(limit, "limit", lo=1),
-            until_commit=self._until_commit,
-            exclude_forgotten=True,
-        )
+        objects are left out (``audit`` shows that they were forgotten). :meth:`iter_events`
+        streams them."""
+        return list(self.iter_events(kind, label, since, until, object_id, limit))
+
+    def iter_events(
+        self,
+        kind: EventKind | str | Iterable[EventKind | str] | None = None,
+        label: str | None = None,
+        since: float | None = None,
+        until: float | None = None,
+        object_id: int | None = None,
+        limit: int | None = None,
+        *,
+        page: int = PAGE,
+    ) -> Iterator[Event]:
+        """:meth:`events`, read from the store ``page`` events at a time (checked before the
+        first is read)."""
+        scope = self._scope
+        filters = {
+            "kind": check_kinds(kind),
+            "label": None if label is None else check_label(label, "label"),
+            "since": None if since is None else check_time(since, "since"),
+            "until": None if until is None else check_time(until, "until"),
+            "object_id": None if object_id is None else check_object_id(object_id, "object_id"),
+            "until_commit": self._until_commit,
+            "exclude_forgotten": True,
+        }
+        limit = None if limit is None else check_int(limit, "limit", lo=1)
+        page = check_int(page, "page", lo=1)
+        events = _pages(lambda after: self.store.events(scope, after_seq=after, limit=page,
+                                                        **filters))
+        return events if limit is None else itertools.islice(events, limit)
 
     def rejected(self, reason: str | None = None, key: str | None = None,
                  limit: int | None = None) -> list[Observation]:
@@ -158,6 +195,21 @@ class HistoryQueries(ReaderBase):
               limit: int | None = None) -> list[AuditEntry]:
         """Every mutation — scans that changed something, corrections, forgetting,
         maintenance — with actor, reason, valid time and record time, oldest first.
+        :meth:`iter_audit` streams them.
+
+        ``since``/``until`` bound valid (world) time; ``recorded_since``/``recorded_until``
+        bound record time. ``kind`` is the commit kind: scan, correction, forget, maintenance.
+        """
+        return list(self.iter_audit(since, until, actor, object_id, kind, recorded_since,
+                                    recorded_until, limit))
+
+    def iter_audit(self, since: float | None = None, until: float | None = None,
+                   actor: str | None = None, object_id: int | None = None,
+                   kind: str | Iterable[str] | None = None,
+                   recorded_since: float | None = None, recorded_until: float | None = None,
+                   limit: int | None = None, *, page: int = PAGE) -> Iterator[AuditEntry]:
+        """:meth:`audit`, read from the store ``page`` commits at a time (checked before the
+        first is read).
 
         ``since``/``until`` bound valid (world) time; ``recorded_since``/``recorded_until``
         bound record time. ``kind`` is the commit kind: scan, correction, forget, maintenance.
@@ -170,19 +222,34 @@ class HistoryQueries(ReaderBase):
                 raise InvalidInput(f"kind must be one of {', '.join(COMMIT_KINDS)}; got {bad[0]!r}")
         if actor is not None and not isinstance(actor, str):
             raise InvalidInput(f"actor must be a string, got {type(actor).__name__}")
-        return self.store.audit(
-            self._scope,
-            since=None if since is None else check_time(since, "since"),
-            until=None if until is None else check_time(until, "until"),
-            actor=actor,
-            object_id=None if object_id is None else check_object_id(object_id, "object_id"),
-            kinds=kinds,
-            recorded_since=None if recorded_since is None else check_time(recorded_since,
-                                                                           "recorded_since"),
-            recorded_until=None if recorded_until is None else check_time(recorded_until,
-                                                                           "recorded_until"),
-            limit=None if limit is None else check_int(limit, "limit", lo=1),
-            until_commit=self._until_commit,
-        )
+        scope = self._scope
+        filters = {
+            "since": None if since is None else check_time(since, "since"),
+            "until": None if until is None else check_time(until, "until"),
+            "actor": actor,
+            "object_id": None if object_id is None else check_object_id(object_id, "object_id"),
+            "kinds": kinds,
+            "recorded_since": None if recorded_since is None else check_time(
+                recorded_since, "recorded_since"),
+            "recorded_until": None if recorded_until is None else check_time(
+                recorded_until, "recorded_until"),
+            "until_commit": self._until_commit,
+        }
+        limit = None if limit is None else check_int(limit, "limit", lo=1)
+        page = check_int(page, "page", lo=1)
+        entries = _pages(lambda after: self.store.audit(scope, after_commit=after, limit=page,
+                                                        **filters), key="commit")
+        return entries if limit is None else itertools.islice(entries, limit)
 
 
+def _pages(read: Callable[[int | None], list[Any]], key: str = "seq") -> Iterator[Any]:
+    """Every item of a paged read: ``read(after)`` gives the next page after the cursor (the
+    last item's ``key``; None for the first page), an empty page ends it. Each page is its
+    own query, so a stream never holds a read open while the caller works."""
+    after = None
+    while True:
+        items = read(after)
+        if not items:
+            return
+        yield from items
+        after = getattr(items[-1], key)

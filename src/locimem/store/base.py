@@ -199,20 +199,23 @@ class Store(Protocol):
                label: str | None = None, object_id: int | None = None,
                since: float | None = None, until: float | None = None,
                limit: int | None = None, newest_first: bool = False,
-               until_commit: int | None = None, exclude_forgotten: bool = False
+               until_commit: int | None = None, exclude_forgotten: bool = False,
+               after_seq: int | None = None, before_seq: int | None = None
                ) -> list[Event]:
         """Events matching every filter given (``kind``: any of these kinds; ``since`` /
-        ``until``: valid time, inclusive), by ``seq`` (descending with ``newest_first``),
-        at most ``limit``. ``exclude_forgotten``: none about — or, for ``RELATION``, naming —
-        an object with a tombstone."""
+        ``until``: valid time, inclusive; ``after_seq`` / ``before_seq``: a page's cursor,
+        exclusive), by ``seq`` (descending with ``newest_first``), at most ``limit``.
+        ``exclude_forgotten``: none about — or, for ``RELATION``, naming — an object with a
+        tombstone."""
 
     def observations(self, scope: str, *, object_id: int | None = None,
                      rejected: bool | None = None, reason: str | None = None,
                      key: str | None = None, limit: int | None = None,
-                     until_commit: int | None = None) -> list[Observation]:
+                     until_commit: int | None = None, after_seq: int | None = None
+                     ) -> list[Observation]:
         """Observations matching every filter given (``rejected``: only rejected / only
-        accepted; ``reason``: rejected for this reason; ``key``: this rejection key), by
-        ``seq``, at most ``limit``."""
+        accepted; ``reason``: rejected for this reason; ``key``: this rejection key;
+        ``after_seq``: a page's cursor, exclusive), by ``seq``, at most ``limit``."""
 
     def merged_into(self, scope: str, object_id: int, *, until_commit: int | None = None
                     ) -> int | None:
@@ -227,9 +230,11 @@ class Store(Protocol):
               actor: str | None = None, object_id: int | None = None,
               kinds: Sequence[str] | None = None, recorded_since: float | None = None,
               recorded_until: float | None = None, limit: int | None = None,
-              until_commit: int | None = None) -> list[AuditEntry]:
+              until_commit: int | None = None, after_commit: int | None = None
+              ) -> list[AuditEntry]:
         """Commits that changed something — every commit not a scan, and scans with events —
-        with their events (only those about ``object_id``, when given), oldest first."""
+        with their events (only those about ``object_id``, when given), oldest first;
+        ``after_commit``: a page's cursor, exclusive."""
 
     def observation_meta(self, scope: str, after_commit: int, until_commit: int
                          ) -> list[ObservationMeta]:

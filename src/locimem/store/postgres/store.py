@@ -578,11 +578,13 @@ class PostgresStore:
                label: str | None = None, object_id: int | None = None,
                since: float | None = None, until: float | None = None,
                limit: int | None = None, newest_first: bool = False,
-               until_commit: int | None = None, exclude_forgotten: bool = False
+               until_commit: int | None = None, exclude_forgotten: bool = False,
+               after_seq: int | None = None, before_seq: int | None = None
                ) -> list[Event]:
         where, args = _conditions(scope, ("label = %s", label), ("object_id = %s", object_id),
                                   ("t >= %s", since), ("t <= %s", until),
-                                  ("commit_id <= %s", until_commit))
+                                  ("commit_id <= %s", until_commit), ("seq > %s", after_seq),
+                                  ("seq < %s", before_seq))
         if kind:
             where.append("kind = ANY(%s)")
             args.append(list(kind))
@@ -601,10 +603,11 @@ class PostgresStore:
     def observations(self, scope: str, *, object_id: int | None = None,
                      rejected: bool | None = None, reason: str | None = None,
                      key: str | None = None, limit: int | None = None,
-                     until_commit: int | None = None) -> list[Observation]:
+                     until_commit: int | None = None, after_seq: int | None = None
+                     ) -> list[Observation]:
         where, args = _conditions(scope, ("object_id = %s", object_id),
                                   ("rejected = %s", reason), ("key = %s", key),
-                                  ("commit_id <= %s", until_commit))
+                                  ("commit_id <= %s", until_commit), ("seq > %s", after_seq))
         if rejected is not None:
             where.append("rejected IS NOT NULL" if rejected else "rejected IS NULL")
         query = (f"SELECT {OBSERVATION_COLUMNS} FROM observations WHERE {' AND '.join(where)} "
@@ -636,14 +639,15 @@ class PostgresStore:
               actor: str | None = None, object_id: int | None = None,
               kinds: Sequence[str] | None = None, recorded_since: float | None = None,
               recorded_until: float | None = None, limit: int | None = None,
-              until_commit: int | None = None) -> list[AuditEntry]:
+              until_commit: int | None = None, after_commit: int | None = None
+              ) -> list[AuditEntry]:
         where = ["c.scope = %s", "(c.kind != 'scan' OR EXISTS (SELECT 1 FROM events e WHERE "
                  "e.scope = c.scope AND e.commit_id = c.id))"]
         args: list[Any] = [scope]
         for clause, value in (("c.t >= %s", since), ("c.t <= %s", until),
                               ("c.actor = %s", actor), ("c.recorded_at >= %s", recorded_since),
                               ("c.recorded_at <= %s", recorded_until),
-                              ("c.id <= %s", until_commit)):
+                              ("c.id <= %s", until_commit), ("c.id > %s", after_commit)):
             if value is not None:
                 where.append(clause)
                 args.append(value)

@@ -481,11 +481,13 @@ class SQLiteStore:
         self, scope: str, *, kind: Sequence[str] | None = None, label: str | None = None,
         object_id: int | None = None, since: float | None = None, until: float | None = None,
         limit: int | None = None, newest_first: bool = False, until_commit: int | None = None,
-        exclude_forgotten: bool = False,
+        exclude_forgotten: bool = False, after_seq: int | None = None,
+        before_seq: int | None = None,
     ) -> list[Event]:
         where, args = _conditions(scope, ("label = ?", label), ("object_id = ?", object_id),
                                   ("t >= ?", since), ("t <= ?", until),
-                                  ("commit_id <= ?", until_commit))
+                                  ("commit_id <= ?", until_commit), ("seq > ?", after_seq),
+                                  ("seq < ?", before_seq))
         if kind:
             where.append(f"kind IN ({', '.join('?' * len(kind))})")
             args.extend(kind)
@@ -504,9 +506,11 @@ class SQLiteStore:
     def observations(self, scope: str, *, object_id: int | None = None,
                      rejected: bool | None = None, reason: str | None = None,
                      key: str | None = None, limit: int | None = None,
-                     until_commit: int | None = None) -> list[Observation]:
+                     until_commit: int | None = None, after_seq: int | None = None
+                     ) -> list[Observation]:
         where, args = _conditions(scope, ("object_id = ?", object_id), ("rejected = ?", reason),
-                                  ("key = ?", key), ("commit_id <= ?", until_commit))
+                                  ("key = ?", key), ("commit_id <= ?", until_commit),
+                                  ("seq > ?", after_seq))
         if rejected is not None:
             where.append("rejected IS NOT NULL" if rejected else "rejected IS NULL")
         sql = (f"SELECT {OBSERVATION_COLUMNS} FROM observations WHERE {' AND '.join(where)} "
@@ -540,7 +544,8 @@ class SQLiteStore:
               actor: str | None = None, object_id: int | None = None,
               kinds: Sequence[str] | None = None, recorded_since: float | None = None,
               recorded_until: float | None = None, limit: int | None = None,
-              until_commit: int | None = None) -> list[AuditEntry]:
+              until_commit: int | None = None, after_commit: int | None = None
+              ) -> list[AuditEntry]:
         """Commits that changed something (every non-scan commit, and scans with events),
         with their events, oldest first."""
         where = ["c.scope = ?", "(c.kind != 'scan' OR EXISTS "
@@ -549,7 +554,7 @@ class SQLiteStore:
         for clause, value in (("c.t >= ?", since), ("c.t <= ?", until),
                               ("c.actor = ?", actor), ("c.recorded_at >= ?", recorded_since),
                               ("c.recorded_at <= ?", recorded_until),
-                              ("c.id <= ?", until_commit)):
+                              ("c.id <= ?", until_commit), ("c.id > ?", after_commit)):
             if value is not None:
                 where.append(clause)
                 args.append(value)

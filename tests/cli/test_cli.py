@@ -93,4 +93,5 @@ def test_bench_runs_small(capsys):
     assert main(["bench", "--objects", "60", "--scans", "5", "--open-observations", "0"]) == 0
     out = capsys.readouterr().out
     rows = [line for line in out.splitlines() if line.startswith("| 60 |")]
-    assert [row.split("|")[2].strip() for row in rows] == ["durable", "fast", "fast + camera"]
+    assert [row.split("|")[2].strip() for row in rows] == [
+        "durable", "fast", "fast + camera", "fast + 128-d embeddings (18 seen, 2 new)"]

@@ -4,6 +4,7 @@ timing. Run them on a quiet machine and compare ratios measured side by side in 
 from __future__ import annotations
 
 import platform
+import resource
 from collections.abc import Sequence
 from typing import TextIO
 
@@ -12,20 +13,32 @@ from locimem.bench.ingest import bench_ingest, bench_open
 
 def run_ingest_suite(sizes: Sequence[int], scans: int, open_observations: int,
                      out: TextIO) -> None:
-    """Print the ingest table (both durability modes) and the open-time figures."""
+    """Print the ingest table (both durability modes, a camera, 128-d embeddings) and the
+    open-time figures."""
     out.write(f"# locimem ingest benchmark ({platform.python_implementation()} "
               f"{platform.python_version()}, {platform.machine()})\n\n")
     out.write("| objects held | mode | det/scan | det/s | median ms/scan | p99 ms/scan "
-              "| raw append floor ms | ratio |\n")
-    out.write("|---:|---|---:|---:|---:|---:|---:|---:|\n")
+              "| CPU median ms | CPU p99 ms | raw append floor ms | ratio | resident B/object "
+              "| peak RSS MB |\n")
+    out.write("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
     out.flush()
-    for durable, camera in ((True, False), (False, False), (False, True)):
+    rows = ((True, False, 0), (False, False, 0), (False, True, 0), (False, False, 128))
+    for durable, camera, dim in rows:
         for n in sizes:
-            f = bench_ingest(n, scans=scans, durable=durable, camera=camera)
+            if dim:  # 18 re-observations and 2 new objects a scan, each with an embedding
+                f = bench_ingest(n, scans=scans, per_scan=20, new_per_scan=2, dim=dim)
+            else:
+                f = bench_ingest(n, scans=scans, durable=durable, camera=camera)
             mode = ("durable" if durable else "fast") + (" + camera" if camera else "")
+            if dim:
+                mode += f" + {dim}-d embeddings ({f.per_scan - f.new_per_scan} seen, "
+                mode += f"{f.new_per_scan} new)"
+            rss = "" if f.rss_per_object_b is None else f"{f.rss_per_object_b:,.0f}"
+            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
             out.write(f"| {f.n_objects:,} | {mode} | {f.per_scan} | {f.detections_per_s:,.0f} | "
-                      f"{f.median_ms:.2f} | {f.p99_ms:.2f} | {f.floor_median_ms:.2f} | "
-                      f"{f.ratio:.2f}x |\n")
+                      f"{f.median_ms:.2f} | {f.p99_ms:.2f} | {f.cpu_median_ms:.2f} | "
+                      f"{f.cpu_p99_ms:.2f} | {f.floor_median_ms:.2f} | {f.ratio:.2f}x | {rss} | "
+                      f"{peak:,.0f} |\n")
             out.flush()
     if open_observations > 0:
         o = bench_open(open_observations)

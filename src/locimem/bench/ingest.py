@@ -11,6 +11,8 @@ import random
 import shutil
 import sqlite3
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -26,6 +28,7 @@ from locimem.store.sqlite.codec import OBJECT_COLUMNS, UPSERT_OBJECT
 SPACING_M = 0.8  # objects sit on a lattice this far apart: distinct, but within drift range
 N_LABELS = 20
 SIZE = (0.1, 0.1, 0.1)
+SEED_SPAN_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,15 @@ class IngestFigures:
     detections_per_s: float
     floor_median_ms: float
     ratio: float
+    # CPU time of the process per scan (``time.process_time``): steadier than wall time on a
+    # shared machine
+    cpu_median_ms: float = 0.0
+    cpu_p99_ms: float = 0.0
+    dim: int = 0  # embedding width on every detection (0: none)
+    new_per_scan: int = 0  # detections a scan of objects never seen before
+    # resident memory a process gains by opening the store, per object held (bytes; measured
+    # in a fresh process, so nothing this one allocated before counts)
+    rss_per_object_b: float | None = None
 
 
 def _layout(n: int) -> tuple[list[tuple[float, float, float]], list[str]]:
@@ -50,16 +62,29 @@ def _layout(n: int) -> tuple[list[tuple[float, float, float]], list[str]]:
     return positions, labels
 
 
-def _seed(path: Path, n: int, per_scan: int, durable: bool) -> float:
-    """Create ``n`` objects, ``per_scan`` per scan at 30 Hz; return the next scan time."""
+def _embeddings(n: int, dim: int, seed: int) -> np.ndarray:
+    """``n`` random unit vectors of width ``dim`` (one object's appearance each)."""
+    rows = np.random.default_rng(seed).standard_normal((n, dim))
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+def _seed(path: Path, n: int, per_scan: int, durable: bool,
+          features: np.ndarray | None = None) -> float:
+    """Create ``n`` objects, ``per_scan`` per scan at 30 Hz (each with its row of ``features``
+    as its embedding, when given); return the next scan time."""
     positions, labels = _layout(n)
     t = 0.0
+    starts = range(0, n, per_scan)
+    # at most SEED_SPAN_S of scan time, whatever n: every size then measures the same fresh
+    # objects (at 30 Hz a 100k-object seeding would span 111 s, and its first objects would be
+    # lost before they are seen again)
+    step = min(1 / 30, SEED_SPAN_S / len(starts)) if starts else 1 / 30
     with ObjectMemory.open(path, durable=durable) as mem:
-        starts = range(0, n, per_scan)
         for s in progress(starts, label=f"  seeding {n} objects"):
-            mem.observe(t, [Detection(labels[i], 0.9, positions[i], SIZE)
+            mem.observe(t, [Detection(labels[i], 0.9, positions[i], SIZE,
+                                      feature=None if features is None else features[i])
                             for i in range(s, min(n, s + per_scan))])
-            t += 1 / 30
+            t += step
     return t
 
 
@@ -74,43 +99,108 @@ def _camera_on(points: list[tuple[float, float, float]]) -> Camera:
 
 
 def bench_ingest(n_objects: int, *, scans: int = 300, per_scan: int = 30, durable: bool = False,
-                 camera: bool = False, seed: int = 0, workdir: Path | None = None
-                 ) -> IngestFigures:
-    """Time ``scans`` scans of ``per_scan`` detections of known objects (a robot looking at
-    one neighbourhood at a time, 30 Hz) in a store holding ``n_objects``; with ``camera``,
-    each scan also says where the camera was (visibility-aware belief and keyframes)."""
+                 camera: bool = False, dim: int = 0, new_per_scan: int = 0, seed: int = 0,
+                 workdir: Path | None = None) -> IngestFigures:
+    """Time ``scans`` scans of ``per_scan`` detections (a robot looking at one neighbourhood
+    at a time, 30 Hz) in a store holding ``n_objects``: ``per_scan - new_per_scan`` of known
+    objects and ``new_per_scan`` of things never seen before (placed away from the others, so
+    only their appearance could match them). With ``camera``, each scan also says where the
+    camera was (visibility-aware belief and keyframes); with ``dim``, every detection carries
+    a ``dim``-wide embedding (a known object's own, slightly perturbed)."""
     rng = random.Random(seed)
+    seen = per_scan - new_per_scan
+    features = _embeddings(n_objects + new_per_scan * scans, dim, seed) if dim else None
+    noise = np.random.default_rng(seed + 1)
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
         path, floor_path = Path(tmp) / "bench.loci", Path(tmp) / "floor.loci"
-        t = _seed(path, n_objects, per_scan, durable)
+        t = _seed(path, n_objects, per_scan, durable, features)
         shutil.copyfile(path, floor_path)
         positions, labels = _layout(n_objects)
         times: list[float] = []
+        cpu: list[float] = []
+        fresh = n_objects  # the next never-seen thing (its row of ``features``)
         with ObjectMemory.open(path, durable=durable) as mem:
             first_commit = mem.store.counters()[2]
+            held = len(mem._state.objects)
             for _ in progress(range(scans), label=f"  ingesting ({n_objects} objects)"):
-                start = rng.randrange(max(1, n_objects - per_scan))
+                start = rng.randrange(max(1, n_objects - seen))
                 dets = [
                     Detection(labels[i], 0.9,
                               (positions[i][0] + rng.gauss(0, 0.01),
-                               positions[i][1] + rng.gauss(0, 0.01), positions[i][2]), SIZE)
-                    for i in range(start, min(n_objects, start + per_scan))
+                               positions[i][1] + rng.gauss(0, 0.01), positions[i][2]), SIZE,
+                              feature=None if features is None
+                              else features[i] + noise.normal(0.0, 0.01, dim))
+                    for i in range(start, min(n_objects, start + seen))
                 ]
+                for _ in range(new_per_scan):  # on a line of their own, 2 m from the lattice
+                    k = fresh - n_objects
+                    dets.append(Detection(labels[fresh % len(labels)], 0.9,
+                                          (-2.0 - (k // 1000) * SPACING_M,
+                                           (k % 1000) * SPACING_M, 1.0), SIZE,
+                                          feature=None if features is None else features[fresh]))
+                    fresh += 1
                 cam = _camera_on([d.center for d in dets]) if camera else None
-                t0 = time.perf_counter()
+                c0, t0 = time.process_time(), time.perf_counter()
                 mem.observe(t, dets, camera=cam)
                 times.append(time.perf_counter() - t0)
+                cpu.append(time.process_time() - c0)
                 t += 1 / 30
+            created = len(mem._state.objects) - held
+        if created != new_per_scan * scans:  # the workload is not what it says it is
+            raise RuntimeError(f"expected {new_per_scan * scans} new objects, made {created}")
         floor = _floor(path, floor_path, first_commit, durable)
+        rss = resident_per_object(path)
     times.sort()
+    cpu.sort()
     median = statistics.median(times)
     floor_median = statistics.median(floor)
     return IngestFigures(
         n_objects=n_objects, durable=durable, camera=camera, scans=scans, per_scan=per_scan,
-        median_ms=median * 1e3, p99_ms=times[min(len(times) - 1, int(0.99 * len(times)))] * 1e3,
+        median_ms=median * 1e3, p99_ms=_p99(times) * 1e3,
         detections_per_s=per_scan * len(times) / sum(times),
         floor_median_ms=floor_median * 1e3, ratio=median / floor_median,
+        cpu_median_ms=statistics.median(cpu) * 1e3, cpu_p99_ms=_p99(cpu) * 1e3,
+        dim=dim, new_per_scan=new_per_scan, rss_per_object_b=rss,
     )
+
+
+_RSS_PROBE = """
+import sys
+from locimem.memory import ObjectMemory
+
+def rss():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * {page}
+
+with ObjectMemory.open(sys.argv[2], read_only=True, check="off"):  # imports, caches warm
+    pass
+before = rss()
+mem = ObjectMemory.open(sys.argv[1], read_only=True, check="off")
+print(rss() - before, len(mem._state.objects))
+"""
+
+
+def resident_per_object(path: Path) -> float | None:
+    """Bytes of resident memory per object held that a fresh process gains by opening the
+    store at ``path`` (read-only; Linux: /proc/self/statm), or None where that cannot be read."""
+    if not Path("/proc/self/statm").exists():
+        return None
+    import os
+
+    empty = path.parent / "empty.loci"
+    ObjectMemory.open(empty).close()
+    probe = _RSS_PROBE.replace("{page}", str(os.sysconf("SC_PAGE_SIZE")))
+    try:
+        out = subprocess.run([sys.executable, "-c", probe, str(path), str(empty)],
+                             capture_output=True, text=True, check=True, timeout=600).stdout
+    except (subprocess.SubprocessError, OSError):
+        return None
+    grown, n = (int(v) for v in out.split())
+    return grown / max(1, n)
+
+
+def _p99(sorted_values: list[float]) -> float:
+    return sorted_values[min(len(sorted_values) - 1, int(0.99 * len(sorted_values)))]
 
 
 def _floor(source: Path, target: Path, first_commit: int, durable: bool) -> list[float]:

@@ -2,23 +2,67 @@
 
 A cache over the objects' mean embeddings, kept in step by ``apply`` and rebuilt on open. The
 cosine of each row is computed from that row alone (an elementwise product summed along the
-row), so a row's score never depends on where it sits in the matrix: a memory that reopened
-and rebuilt the matrix in another order decides exactly as one that did not.
+row, :meth:`FeatureMatrix._score`), so a row's score never depends on where it sits in the
+matrix: a memory that reopened and rebuilt the matrix in another order scores exactly as one
+that did not.
+
+Which rows get scored that way is a separate, cheaper step (:meth:`FeatureMatrix.above`): a
+BLAS matrix-vector product over all rows (exact up to rounding, which a tolerance absorbs), or,
+above :data:`APPROXIMATE_ABOVE` rows with the ``vectors`` extra installed, candidates from a
+usearch HNSW graph. The graph is approximate: it can miss a row (its recall), so the answer
+there is exact only where the graph finds every row above the floor — which it does for a
+clear best match; a near tie between two rows can then be decided differently from the
+exhaustive answer (see docs/architecture.md, Performance).
 """
 
 from __future__ import annotations
 
+import math
+from typing import Any
+
 import numpy as np
+
+#: Rows above which candidates come from an approximate index (when usearch is installed):
+#: about where one BLAS product over all rows costs as much as one graph search.
+APPROXIMATE_ABOVE = 2048
+#: A row whose vector moved this far (Euclidean, summed over updates) since the graph took
+#: its copy is put in again; the graph's copies are never farther than this from the rows.
+STALE_CHORD = 0.25
+#: What the graph's int8 copies may get wrong of a cosine (a generous bound).
+QUANTISATION_SLACK = 0.05
+_PRODUCT_TOL = 1e-9  # a BLAS product's rounding, for unit rows, is far below this
+_FETCH = 16  # graph candidates asked for first (then four times more while they all count)
+
+
+def _usearch_index(dim: int) -> Any | None:
+    """A usearch HNSW index of int8 cosine vectors, several per key (a row that drifted is
+    added again rather than removed and re-added: a key removed and added again was found to
+    be missed by searches), or None without the ``vectors`` extra."""
+    try:
+        from locimem.index.vectors import _import_usearch
+        index_cls = _import_usearch()
+    except ImportError:
+        return None
+    return index_cls(ndim=dim, metric="cos", dtype="i8", connectivity=16, expansion_add=32,
+                     expansion_search=64, multi=True)
 
 
 class FeatureMatrix:
-    """Unit embeddings keyed by object id (one width), with swap-remove."""
+    """Unit embeddings keyed by object id (one width), with swap-remove.
 
-    def __init__(self) -> None:
+    ``approximate_above``: rows above which :meth:`above` takes its candidates from a graph
+    (None: never; the graph is built on the first query that needs it, then kept in step).
+    """
+
+    def __init__(self, approximate_above: int | None = APPROXIMATE_ABOVE) -> None:
         self._mat = np.empty((0, 0), dtype=np.float64)
         self._ids = np.empty(0, dtype=np.int64)
+        self._drift = np.empty(0, dtype=np.float64)  # per row: moved since the graph's copy
         self._row: dict[int, int] = {}
         self._n = 0
+        self.approximate_above = approximate_above
+        self._graph: Any | None = None  # usearch Index over every row, once built
+        self._no_graph = False  # usearch is not installed
 
     def __len__(self) -> int:
         return self._n
@@ -28,39 +72,118 @@ class FeatureMatrix:
         if self._n == 0 and not self._row:
             self._mat = np.empty((64, vector.shape[0]), dtype=np.float64)
             self._ids = np.empty(64, dtype=np.int64)
+            self._drift = np.zeros(64, dtype=np.float64)
         if vector.shape[0] != self._mat.shape[1]:
             return
         row = self._row.get(key)
+        graph = self._graph
         if row is None:
             if self._n == self._mat.shape[0]:
                 self._mat = np.concatenate([self._mat, np.empty_like(self._mat)])
                 self._ids = np.concatenate([self._ids, np.empty_like(self._ids)])
+                self._drift = np.concatenate([self._drift, np.zeros_like(self._drift)])
             row = self._n
             self._row[key] = row
             self._ids[row] = key
             self._n += 1
+            self._mat[row] = vector
+            self._drift[row] = 0.0
+            if graph is not None:
+                graph.add(key, vector.astype(np.float32), threads=1)
+            return
+        if graph is not None:
+            drift = self._drift[row] + float(np.linalg.norm(vector - self._mat[row]))
+            if drift > STALE_CHORD:  # another copy under the same key (the old one stays)
+                graph.add(key, vector.astype(np.float32), threads=1)
+                drift = 0.0
+            self._drift[row] = drift
         self._mat[row] = vector
 
     def remove(self, key: int) -> None:
         row = self._row.pop(key, None)
         if row is None:
             return
+        if self._graph is not None:
+            self._graph.remove(key)
         last = self._n - 1
         if row != last:
             moved = int(self._ids[last])
             self._mat[row] = self._mat[last]
+            self._drift[row] = self._drift[last]
             self._ids[row] = moved
             self._row[moved] = row
         self._n = last
 
     def ranked(self, query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(ids, cosines) of every row, best first, ties by lower id. ``query`` is a unit
-        vector of the matrix's width."""
+        vector of the matrix's width. (Exhaustive: the reference :meth:`above` answers.)"""
         n = self._n
         ids = self._ids[:n]
-        cos = (self._mat[:n] * query).sum(axis=1)
+        cos = self._score(np.arange(n), query)
         order = np.lexsort((ids, -cos))
         return ids[order], cos[order]
+
+    def above(self, query: np.ndarray, floor: float) -> tuple[np.ndarray, np.ndarray]:
+        """(ids, cosines) of the rows whose cosine with ``query`` (a unit vector of the
+        matrix's width) is at least ``floor``, best first, ties by lower id: the head of
+        :meth:`ranked` down to ``floor``, with the same cosines. Below the graph's threshold
+        the answer is exactly that; above it, every row the graph proposes is scored exactly,
+        so a row is only ever missing, never mis-scored or misplaced."""
+        if self._n == 0:
+            return self._ids[:0], np.empty(0)
+        rows = self._candidates(query, floor)
+        ids = self._ids[rows]
+        cos = self._score(rows, query)
+        keep = cos >= floor
+        ids, cos = ids[keep], cos[keep]
+        order = np.lexsort((ids, -cos))
+        return ids[order], cos[order]
+
+    def _score(self, rows: np.ndarray, query: np.ndarray) -> np.ndarray:
+        """The cosines of ``rows``: each from its own row alone (see the module docstring)."""
+        return (self._mat[rows] * query).sum(axis=1)
+
+    def _candidates(self, query: np.ndarray, floor: float) -> np.ndarray:
+        """Rows that may score ``floor`` or more (a superset, up to the graph's recall)."""
+        n = self._n
+        graph = self._graph_for_query()
+        if graph is not None and floor > -1.0:
+            # a row scoring >= floor is within chord c of the query; its graph copy within
+            # c + STALE_CHORD, which the graph reads as a cosine of at least ``lowest``
+            chord = math.sqrt(2.0 * max(0.0, 1.0 - floor)) + STALE_CHORD
+            lowest = 1.0 - chord * chord / 2.0 - QUANTISATION_SLACK
+            q32 = query.astype(np.float32)
+            fetch = _FETCH
+            while 4 * fetch < n:
+                found = graph.search(q32, fetch, threads=1)
+                count = len(found)
+                keys, dist = found.keys[:count], found.distances[:count]
+                if count < fetch or 1.0 - float(dist[-1]) < lowest:
+                    row = self._row
+                    return np.unique(np.fromiter(  # a key may come back once per copy
+                        (row[int(k)] for k, d in zip(keys, dist, strict=True)
+                         if 1.0 - float(d) >= lowest), dtype=np.int64))
+                fetch *= 4  # every candidate counts: there may be more
+        # one product over every row (its rounding may depend on the row's position, hence
+        # the tolerance); the rows it keeps are scored again, row by row
+        return np.flatnonzero(self._mat[:n] @ query >= floor - _PRODUCT_TOL)
+
+    def _graph_for_query(self) -> Any | None:
+        """The graph over every row, built now if the matrix has outgrown exact search."""
+        if self._graph is not None:
+            return self._graph
+        if (self._no_graph or self.approximate_above is None
+                or self._n <= self.approximate_above):
+            return None
+        graph = _usearch_index(self._mat.shape[1])
+        if graph is None:
+            self._no_graph = True
+            return None
+        n = self._n
+        graph.add(self._ids[:n].astype(np.uint64), self._mat[:n].astype(np.float32), threads=0)
+        self._drift[:n] = 0.0
+        self._graph = graph
+        return graph
 
     @property
     def dim(self) -> int | None:

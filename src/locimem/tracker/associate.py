@@ -246,11 +246,11 @@ class _Associator:
             f = det.feature
             if f is None or f.shape[0] != dim:
                 continue
-            ids, cos = features.ranked(np.asarray(f, dtype=np.float64) / np.linalg.norm(f))
+            # only what can be the best, or close enough to it to matter
+            ids, cos = features.above(np.asarray(f, dtype=np.float64) / np.linalg.norm(f),
+                                      need - config.feature_margin)
             best_oid, best, second = None, -1.0, -1.0
             for oid, c in zip(ids.tolist(), cos.tolist(), strict=True):  # best first
-                if c < need - config.feature_margin:
-                    break  # nothing further can be the best, or close enough to matter
                 if not eligible(oid):
                     continue
                 if best_oid is None:

@@ -67,8 +67,9 @@ class RelationConfig:
 
 
 _INTS = {"promote_after", "revive_after", "doubt_after_misses", "move_confirm_after",
-         "promote_after_camera", "delta_confirm_after", "keyframes_kept"}
-_OPTIONAL = {"human_label_weight", "revive_after"}
+         "promote_after_camera", "delta_confirm_after", "keyframes_kept",
+         "appearance_approximate_above"}
+_OPTIONAL = {"human_label_weight", "revive_after", "appearance_approximate_above"}
 _NESTED = {"relations": RelationConfig}
 
 
@@ -203,6 +204,9 @@ class TrackerConfig:
     delta_size_ratio: float = 1.5
     delta_confirm_after: int = 3
     keyframes_kept: int = 5
+    # rows above which the appearance tier takes its candidates from an approximate usearch
+    # graph (the vectors extra); None: always exact (see docs/architecture.md, Performance)
+    appearance_approximate_above: int | None = None
     relations: RelationConfig = field(default_factory=RelationConfig)
 
     def __post_init__(self) -> None:

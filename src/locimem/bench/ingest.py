@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from locimem.config import TrackerConfig
 from locimem.memory import ObjectMemory
 from locimem.model import Camera, Detection
 from locimem.progress import progress
@@ -100,13 +101,15 @@ def _camera_on(points: list[tuple[float, float, float]]) -> Camera:
 
 def bench_ingest(n_objects: int, *, scans: int = 300, per_scan: int = 30, durable: bool = False,
                  camera: bool = False, dim: int = 0, new_per_scan: int = 0, seed: int = 0,
-                 workdir: Path | None = None) -> IngestFigures:
+                 workdir: Path | None = None, config: TrackerConfig | None = None
+                 ) -> IngestFigures:
     """Time ``scans`` scans of ``per_scan`` detections (a robot looking at one neighbourhood
     at a time, 30 Hz) in a store holding ``n_objects``: ``per_scan - new_per_scan`` of known
     objects and ``new_per_scan`` of things never seen before (placed away from the others, so
     only their appearance could match them). With ``camera``, each scan also says where the
     camera was (visibility-aware belief and keyframes); with ``dim``, every detection carries
-    a ``dim``-wide embedding (a known object's own, slightly perturbed)."""
+    a ``dim``-wide embedding (a known object's own, slightly perturbed). ``config``: the
+    tracker's settings for the measured scans (default: the defaults)."""
     rng = random.Random(seed)
     seen = per_scan - new_per_scan
     features = _embeddings(n_objects + new_per_scan * scans, dim, seed) if dim else None
@@ -119,9 +122,9 @@ def bench_ingest(n_objects: int, *, scans: int = 300, per_scan: int = 30, durabl
         times: list[float] = []
         cpu: list[float] = []
         fresh = n_objects  # the next never-seen thing (its row of ``features``)
-        with ObjectMemory.open(path, durable=durable) as mem:
+        with ObjectMemory.open(path, durable=durable, config=config) as mem:
             first_commit = mem.store.counters()[2]
-            held = len(mem._state.objects)
+            held = len(mem.state.objects)
             for _ in progress(range(scans), label=f"  ingesting ({n_objects} objects)"):
                 start = rng.randrange(max(1, n_objects - seen))
                 dets = [
@@ -145,7 +148,7 @@ def bench_ingest(n_objects: int, *, scans: int = 300, per_scan: int = 30, durabl
                 times.append(time.perf_counter() - t0)
                 cpu.append(time.process_time() - c0)
                 t += 1 / 30
-            created = len(mem._state.objects) - held
+            created = len(mem.state.objects) - held
         if created != new_per_scan * scans:  # the workload is not what it says it is
             raise RuntimeError(f"expected {new_per_scan * scans} new objects, made {created}")
         floor = _floor(path, floor_path, first_commit, durable)
@@ -166,6 +169,7 @@ def bench_ingest(n_objects: int, *, scans: int = 300, per_scan: int = 30, durabl
 
 _RSS_PROBE = """
 import sys
+from locimem.config import TrackerConfig
 from locimem.memory import ObjectMemory
 
 def rss():
@@ -176,7 +180,7 @@ with ObjectMemory.open(sys.argv[2], read_only=True, check="off"):  # imports, ca
     pass
 before = rss()
 mem = ObjectMemory.open(sys.argv[1], read_only=True, check="off")
-print(rss() - before, len(mem._state.objects))
+print(rss() - before, len(mem.state.objects))
 """
 
 

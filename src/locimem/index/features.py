@@ -8,8 +8,9 @@ that did not.
 
 Which rows get scored that way is a separate, cheaper step (:meth:`FeatureMatrix.above`): a
 BLAS matrix-vector product over all rows (exact up to rounding, which a tolerance absorbs), or,
-above :data:`APPROXIMATE_ABOVE` rows with the ``vectors`` extra installed, candidates from a
-usearch HNSW graph. The graph is approximate: it can miss a row (its recall), so the answer
+when asked for (``TrackerConfig.appearance_approximate_above``, e.g. :data:`APPROXIMATE_ABOVE`)
+and the ``vectors`` extra is installed, candidates from a usearch HNSW graph above that many
+rows. The graph is approximate: it can miss a row (its recall), so the answer
 there is exact only where the graph finds every row above the floor — which it does for a
 clear best match; a near tie between two rows can then be decided differently from the
 exhaustive answer (see docs/architecture.md, Performance).
@@ -22,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-#: Rows above which candidates come from an approximate index (when usearch is installed):
-#: about where one BLAS product over all rows costs as much as one graph search.
+#: A good ``approximate_above`` (off by default): about where one BLAS product over all rows
+#: costs as much as one graph search.
 APPROXIMATE_ABOVE = 2048
 #: A row whose vector moved this far (Euclidean, summed over updates) since the graph took
 #: its copy is put in again; the graph's copies are never farther than this from the rows.
@@ -54,7 +55,7 @@ class FeatureMatrix:
     (None: never; the graph is built on the first query that needs it, then kept in step).
     """
 
-    def __init__(self, approximate_above: int | None = APPROXIMATE_ABOVE) -> None:
+    def __init__(self, approximate_above: int | None = None) -> None:
         self._mat = np.empty((0, 0), dtype=np.float64)
         self._ids = np.empty(0, dtype=np.int64)
         self._drift = np.empty(0, dtype=np.float64)  # per row: moved since the graph's copy

@@ -66,13 +66,14 @@ def _read_state(store: Store, scope: str, config: TrackerConfig, from_log: bool,
     lost_after = config.lost_after_s
     cell = config.drift_radius_m
     relations = config.relations
-    state = MemoryState(grid_cell_m=cell, relations=relations)
+    approximate = config.appearance_approximate_above
+    state = MemoryState(grid_cell_m=cell, relations=relations, approximate_above=approximate)
     if from_log:
         checkpoint = store.latest_checkpoint(scope, until_commit)
         after = 0
         if checkpoint is not None:
             after, snapshot = checkpoint
-            state = MemoryState.from_snapshot(snapshot, cell, relations)
+            state = MemoryState.from_snapshot(snapshot, cell, relations, approximate)
         for record in store.iter_log(scope, after_commit=after, until_commit=until_commit):
             apply(state, record, lost_after)
     else:

@@ -22,8 +22,8 @@ from locimem.scene.state import SceneState
 class MemoryState:
     """All objects of one scope, the time of the latest scan, and store-wide counters."""
 
-    def __init__(self, grid_cell_m: float = 1.0, relations: RelationConfig | None = None
-                 ) -> None:
+    def __init__(self, grid_cell_m: float = 1.0, relations: RelationConfig | None = None,
+                 approximate_above: int | None = None) -> None:
         self.objects: dict[int, ObjectState] = {}
         self.now: float | None = None  # t of the latest commit; None before the first
         self.next_object_id = 1
@@ -33,7 +33,8 @@ class MemoryState:
         self.tombstones: dict[int, TombstoneState] = {}
         self.rejections: dict[str, RejectionState] = {}
         self.grid = SpatialGrid(grid_cell_m)
-        self.features = FeatureMatrix()  # mean embeddings, for re-finding by appearance
+        # mean embeddings, for re-finding by appearance (exact, or approximate above this size)
+        self.features = FeatureMatrix(approximate_above)
         self.tomb_grid = SpatialGrid(grid_cell_m)
         self.scene = SceneState(relations)
         # the long-term (prior) map: object id -> entry; its deltas: delta id -> delta; and
@@ -88,7 +89,7 @@ class MemoryState:
 
     def rebuild_indexes(self, lost_after_s: float) -> None:
         self.grid = SpatialGrid(self.grid.cell_m)
-        self.features = FeatureMatrix()
+        self.features = FeatureMatrix(self.features.approximate_above)
         self._by_label, self._label_of = {}, {}
         for oid in sorted(self.objects):
             self.place_object(self.objects[oid])
@@ -155,9 +156,10 @@ class MemoryState:
 
     @classmethod
     def from_snapshot(cls, data: dict[str, Any], grid_cell_m: float,
-                      relations: RelationConfig | None = None) -> MemoryState:
+                      relations: RelationConfig | None = None,
+                      approximate_above: int | None = None) -> MemoryState:
         """Inverse of :meth:`snapshot` (keys may have become strings in JSON)."""
-        state = cls(grid_cell_m, relations)
+        state = cls(grid_cell_m, relations, approximate_above)
         state.now = data["now"]
         state.feature_dim = data["feature_dim"]
         state.objects = {int(k): ObjectState.from_dict(v) for k, v in data["objects"].items()}

@@ -64,6 +64,18 @@ LOOK = lookup_from({1: TABLE, 2: CUP, 3: MUG, 4: LOST_CUP, 5: PLATE})
     (Question("what_is_on", "What is on the table?", {"center": (5.0, 1.0, 0.4),
                                                       "objects": []}),
      "On the table (#1): nothing that I know of.", False),
+    (Question("what_is_x_on", "What is the cup on?",
+              {"place": (1.0, 1.0, 0.8), "furniture": "table", "center": (1.0, 1.0, 0.4)}),
+     "The cup (#2) is on the table (#1).", True),
+    (Question("what_is_x_on", "What is the cup on?",  # names the cup, not what it is on
+              {"place": (1.0, 1.0, 0.8), "furniture": "table", "center": (1.0, 1.0, 0.4)}),
+     "The cup (#2) is at (1.10, 1.00, 0.80).", False),
+    (Question("what_is_x_on", "What is the cup on?",  # the wrong support
+              {"place": (1.0, 1.0, 0.8), "furniture": "desk", "center": (3.0, 3.0, 0.4)}),
+     "The cup (#2) is on the table (#1).", False),
+    (Question("what_is_x_on", "What is the cup on?",  # another object first
+              {"place": (3.0, 3.0, 0.8), "furniture": "table", "center": (1.0, 1.0, 0.4)}),
+     "The cup (#2) is on the table (#1).", False),
 ])
 def test_grading(question, answer, ok):
     assert grade(question, answer, LOOK)[0] is ok

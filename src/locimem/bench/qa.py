@@ -30,6 +30,9 @@ which room is X in  each label one known object has: names its true room, for an
                     within 0.5 m of its place
 where did X go      each label one known object has, whose object was moved (20 cm or more):
                     as "where is X", at its new place
+what is X on        each label one known object has, whose object stands on a detected piece
+                    of furniture: cites the object and then that furniture (within 0.5 m of
+                    its centre)
 ==================  ==========================================================================
 
 Every question is asked through the agent tools (``ask_memory``: the router, the retrievers
@@ -61,8 +64,10 @@ __all__ = ["KINDS", "QA_NAMES", "QA_SCENARIOS", "Graded", "QAResult", "Question"
            "build_scenario", "grade", "make_questions", "play_for_qa", "qa_removals", "run_qa",
            "run_qa_suite"]
 
-KINDS = ("where_is", "what_is_on", "still_there", "changes_since", "which_room", "where_went")
+KINDS = ("where_is", "what_is_on", "still_there", "changes_since", "which_room", "where_went",
+         "what_is_x_on")
 KIND_TITLES = {"where_is": "where is X", "what_is_on": "what is on Y",
+               "what_is_x_on": "what is X on",
                "still_there": "is X still there", "changes_since": "what changed since T",
                "which_room": "which room is X in", "where_went": "where did X go"}
 THRESHOLD_M = 0.5
@@ -271,6 +276,12 @@ def make_questions(scenario: Scenario) -> list[Question]:
               if _on(world, f, p, scenario.objects[o].size_m[2])]
         out.append(Question("what_is_on", f"What is on the {flabel}?",
                             {"furniture": flabel, "center": center, "objects": on}))
+        # the inverse: what each thing on it (a label one known object has) stands on
+        for lab, place in on:
+            if lab in unique:
+                out.append(Question("what_is_x_on", f"What is the {lab} on?",
+                                    {"label": lab, "place": place, "furniture": flabel,
+                                     "center": center}))
     for lab in unique:
         oid = by_label[lab][0]
         out.append(Question("still_there", f"Is the {lab} still there?",
@@ -436,6 +447,13 @@ def grade(q: Question, text: str, lookup: Any) -> tuple[bool, str]:
             got = sorted(a["label"] for a in answered)  # type: ignore[index]
             want = sorted(lab for lab, _ in t["objects"])
             return False, f"answered {got}, truth {want}"
+        return True, ""
+    if q.kind == "what_is_x_on":
+        if not _near(first, t["place"]):
+            return False, "cites the wrong object first" if first else "cites no object"
+        support = [lookup(i) for i in ids[1:]]
+        if not any(_near(s, t["center"]) for s in support):
+            return False, f"does not name the {t['furniture']} it is on"
         return True, ""
     if q.kind == "changes_since":
         claims = [(lookup(i), words) for i, words in _segments(text)]

@@ -8,11 +8,15 @@ so piping a command's output never mixes a bar into it.
 
 from __future__ import annotations
 
+import itertools
 import sys
-from collections.abc import Iterable, Iterator
-from typing import TextIO, TypeVar
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, TextIO, TypeVar
 
 T = TypeVar("T")
+#: The shape of a progress callback: ``progress(items, total=n, label="…")``, iterated in the
+#: place of ``items`` (:func:`progress` is one; so is ``tqdm``).
+Progress = Callable[..., Iterable[Any]]
 
 
 def progress(items: Iterable[T], total: int | None = None, label: str = "",
@@ -28,3 +32,32 @@ def progress(items: Iterable[T], total: int | None = None, label: str = "",
                     unit=f" {unit}" if unit else "it", ncols=None if live else 80,
                     bar_format="{l_bar}{bar:" + str(int(width)) + "}{r_bar}",
                     mininterval=0.1, leave=True)
+
+
+class Ticker:
+    """A bar advanced by hand, for work that is not one loop (a check of many rules, a
+    compaction's phases): ``tick()`` after each step, ``close()`` at the end. Built on
+    :func:`progress` (pass that, or any callable of the same shape, or None for no bar)."""
+
+    def __init__(self, bar: Callable[..., Iterable[Any]] | None, total: int | None,
+                 label: str = "") -> None:
+        self._steps: Iterator[Any] | None = None
+        self._total = total
+        if bar is not None:
+            self._steps = iter(bar(itertools.count() if total is None else range(total),
+                                   total=total, label=label))
+            next(self._steps, None)  # draw it at 0 (a generator runs only when asked)
+
+    def tick(self) -> None:
+        if self._steps is not None:
+            next(self._steps, None)
+
+    def close(self) -> None:
+        if self._steps is not None:
+            if self._total is not None:
+                for _ in self._steps:  # run out: the bar shows it all done, and closes
+                    pass
+            close = getattr(self._steps, "close", None)
+            if close is not None:
+                close()
+            self._steps = None

@@ -22,7 +22,7 @@ import random
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -33,12 +33,12 @@ from locimem.config import TrackerConfig
 from locimem.interchange.export import export_memory, import_memory, verify_directory
 from locimem.memory import ObjectMemory
 from locimem.model import Commit, Observation
+from locimem.progress import Progress
 
 PER_SCAN = 30
 HZ = 30.0
 SCANS_PER_COMMIT = 1_000  # synthetic scans appended per transaction while building
 SCOPE = "bench"
-Progress = Callable[..., Iterable[Any]]
 
 
 def _noop(items: Iterable[Any], total: int | None = None, **_: Any) -> Iterable[Any]:

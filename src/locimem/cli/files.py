@@ -239,6 +239,7 @@ def parser_validate(sub: Sub) -> None:
                        "exported directory; exit 1 if any is violated")
     p.add_argument("target", metavar="STORE|DIR", help="a store file or an exported directory")
     add_json(p)
+    add_quiet(p)
     p.add_argument("--hmac-key-file", metavar="FILE",
                    help="DIR: also check the signature of a signed export with this key")
     p.set_defaults(func=cmd_validate)
@@ -249,7 +250,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     from locimem.interchange.validate import validate
 
-    report = validate(args.target, hmac_key=_hmac_key(args))
+    report = validate(args.target, hmac_key=_hmac_key(args), progress=progress(args))
     if args.json:
         print(json.dumps(report.to_dict(), sort_keys=True, indent=2))
     else:
@@ -319,6 +320,7 @@ def parser_compact(sub: Sub) -> None:
                         "it shrinks; PostgreSQL: VACUUM, so the server reuses it) — also when "
                         "nothing new was thinned")
     add_who(p, actor="maintenance")
+    add_quiet(p)
     p.set_defaults(func=cmd_compact)
 
 
@@ -328,7 +330,8 @@ def cmd_compact(args: argparse.Namespace) -> int:
     with open_memory(args, write=not args.dry_run) as mem:
         before = mem.store.count("observations", mem.scope)
         r = mem.compact(older_than_s=args.older_than, trail_s=args.trail, dry_run=args.dry_run,
-                        reclaim=args.vacuum, actor=args.actor, reason=args.reason)
+                        reclaim=args.vacuum, actor=args.actor, reason=args.reason,
+                        progress=progress(args))
         after = mem.store.count("observations", mem.scope)
     doc = {"scope": args.scope, "dry_run": r.dry_run, "horizon_commit": r.horizon_commit,
            "horizon_t": r.horizon_t, "examined": r.examined, "removed": r.removed,

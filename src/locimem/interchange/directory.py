@@ -66,7 +66,7 @@ import hmac
 import json
 import math
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -81,6 +81,7 @@ from locimem.errors import (
     NotFound,
     SchemaVersionError,
 )
+from locimem.progress import Progress
 from locimem.store.sqlite.schema import SCHEMA_VERSION
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "MAX_IMPORT_ID", "FileEntry", "Manifest", "check_directory",
@@ -103,9 +104,6 @@ file unable to take another record)."""
 MIN_HMAC_KEY_BYTES = 16
 _AGAIN = "export the memory again, or copy the directory again from where it was made"
 
-Progress = Callable[..., Iterable[Any]]
-"""Called as ``progress(items, total=n)`` and iterated in their place: pass
-:func:`locimem.progress.progress` (or ``tqdm``) to draw a bar."""
 
 _line = json.JSONEncoder(sort_keys=True, separators=(",", ":"), allow_nan=False,
                          ensure_ascii=False).encode

@@ -32,22 +32,20 @@ import contextlib
 import os
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from locimem.errors import NotFound, ScopeError
 from locimem.interchange.directory import TABLES
+from locimem.progress import Progress
 from locimem.store import open_store
 from locimem.store.base import RowsRejected, Store
 from locimem.store.sqlite import SQLiteStore
 
 __all__ = ["MigrationReport", "copy_scope", "migrate", "open_store", "scratch_copy"]
 
-Progress = Callable[..., Iterable[Any]]
-"""Called as ``progress(items, total=n)`` and iterated in their place (e.g.
-:func:`locimem.progress.progress` or ``tqdm``): one item per table of each scope."""
 _META = ("created_at", "late_s")  # carried with the rows (the rest is each backend's own)
 
 

@@ -132,6 +132,7 @@ from locimem.config import TrackerConfig
 from locimem.errors import NotFound
 from locimem.interchange import rules_log, rules_state
 from locimem.interchange.rules_state import DELTA_STATUSES
+from locimem.progress import Progress, Ticker
 from locimem.query import reader
 from locimem.store.base import Store, is_postgres_url
 from locimem.store.sqlite import MEMORY, SQLiteStore
@@ -229,18 +230,20 @@ class ValidationReport:
 
 # -- entry points -----------------------------------------------------------------------------
 def validate(target: Store | str | os.PathLike[str], *, scope: str | None = None,
-             hmac_key: bytes | None = None) -> ValidationReport:
+             hmac_key: bytes | None = None, progress: Progress | None = None
+             ) -> ValidationReport:
     """Validate a store (an open one, a file or a PostgreSQL URL) or an exported directory
-    (with ``hmac_key``, its signature too)."""
+    (with ``hmac_key``, its signature too). ``progress`` (e.g.
+    :func:`locimem.progress.progress`) shows a bar over the rules of a store file."""
     if not isinstance(target, (str, os.PathLike)) or is_postgres_url(target):
         return validate_store(target, scope=scope)
     if str(target) != MEMORY and Path(target).is_dir():
         return validate_directory(target, hmac_key=hmac_key)
-    return validate_store(target, scope=scope)
+    return validate_store(target, scope=scope, progress=progress)
 
 
 def validate_store(store: Store | str | os.PathLike[str], *, scope: str | None = None,
-                   quick: bool = False) -> ValidationReport:
+                   quick: bool = False, progress: Progress | None = None) -> ValidationReport:
     """Check every rule (see the module docstring) on ``store``: an open store, checked on its
     own connection, or a path, opened read-only. Every scope in the file, or only ``scope``.
     ``quick`` runs SQLite's ``quick_check`` instead of the full ``integrity_check``.
@@ -253,7 +256,7 @@ def validate_store(store: Store | str | os.PathLike[str], *, scope: str | None =
     if isinstance(store, SQLiteStore):
         if store.conn is None:
             raise NotFound(f"the store {store.path!r} is closed")
-        return Checker(store.path, store.conn, lambda: store, scope, quick).run()
+        return Checker(store.path, store.conn, lambda: store, scope, quick, progress).run()
     path = Path(store)
     if not path.is_file():
         raise NotFound(f"no store at {str(path)!r}")
@@ -270,7 +273,7 @@ def validate_store(store: Store | str | os.PathLike[str], *, scope: str | None =
         return opened[-1]
 
     try:
-        return Checker(str(path), conn, open_store, scope, quick).run()
+        return Checker(str(path), conn, open_store, scope, quick, progress).run()
     finally:
         for s in opened:
             s.close()
@@ -397,8 +400,11 @@ class Checker:
     with :meth:`add` and :meth:`warn`."""
 
     def __init__(self, target: str, conn: sqlite3.Connection,
-                 open_store: Callable[[], SQLiteStore], scope: str | None, quick: bool) -> None:
+                 open_store: Callable[[], SQLiteStore], scope: str | None, quick: bool,
+                 progress: Progress | None = None) -> None:
         self.target = target
+        self.progress = progress
+        self._ticker: Ticker | None = None
         self.conn = conn
         self._open_store = open_store
         self._store: SQLiteStore | None = None
@@ -430,6 +436,7 @@ class Checker:
         return load_state(self.store, scope, from_log=from_log, config=self.config)
 
     def run(self) -> ValidationReport:
+        self._ticker = Ticker(self.progress, None, "validating")  # one tick a rule checked
         try:
             with self._read_transaction():
                 for rule in FILE_RULES[:3]:  # on the file as it is, before opening it as a store
@@ -444,6 +451,8 @@ class Checker:
                     self._check_scope(name)
         except _Stop:
             pass
+        finally:
+            self._ticker.close()
         return self.report
 
     @contextlib.contextmanager
@@ -469,6 +478,8 @@ class Checker:
             raise
         except Exception as exc:  # a check must report, never crash, on a damaged store
             self.add(rule, (), f"could not be checked: {type(exc).__name__}: {exc}")
+        if self._ticker is not None:
+            self._ticker.tick()
         if rule in FILE_RULES[:3] and len(self.report.violations) > before:
             raise _Stop
 

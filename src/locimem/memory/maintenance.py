@@ -14,6 +14,7 @@ from locimem.model import (
     CompactionReport,
     EventKind,
 )
+from locimem.progress import Progress, Ticker
 from locimem.tracker.commit import commit_records
 from locimem.tracker.retention import CHANGE_KINDS, select_kept
 
@@ -23,7 +24,8 @@ class Maintenance(MemoryBase):
 
     def compact(self, *, older_than_s: float = 600.0, trail_s: float = 10.0,
                 dry_run: bool = False, reclaim: bool = False, actor: str = "maintenance",
-                reason: str | None = None) -> CompactionReport:
+                reason: str | None = None, progress: Progress | None = None
+                ) -> CompactionReport:
         """Bound the observation log: thin observations older than ``older_than_s`` (before
         the latest scan) to, per object, the first and last sighting, every sighting where its
         place or label changed, and one sighting per ``trail_s`` seconds. Events, tombstones and
@@ -39,6 +41,8 @@ class Maintenance(MemoryBase):
         rewrites the file and may take a while on a large store; PostgreSQL: ``VACUUM``, so
         the server reuses it) — even when nothing new was thinned, so a store compacted
         earlier can be shrunk later. The report says the store's bytes before and after.
+        ``progress`` (e.g. :func:`locimem.progress.progress`) shows a bar over its steps:
+        reading the log, replaying to the horizon, writing, reclaiming.
         """
         if not dry_run:
             self._writable("compact")
@@ -46,15 +50,20 @@ class Maintenance(MemoryBase):
         trail = check_positive(trail_s, "trail_s")
         actor = check_text(actor, "actor")
         reason = None if reason is None else check_text(reason, "reason", max_chars=1000)
-        report = self._thin(older, trail, dry_run, actor, reason)
-        if dry_run:
-            return report
-        if reclaim:
-            self.store.reclaim()
-        return replace(report, bytes_after=self.store.size_bytes(), reclaimed=reclaim)
+        steps = Ticker(progress, 3 + (not dry_run) + reclaim, "compacting")
+        try:
+            report = self._thin(older, trail, dry_run, actor, reason, steps)
+            if dry_run:
+                return report
+            if reclaim:
+                self.store.reclaim()
+                steps.tick()
+            return replace(report, bytes_after=self.store.size_bytes(), reclaimed=reclaim)
+        finally:
+            steps.close()
 
     def _thin(self, older: float, trail: float, dry_run: bool, actor: str,
-              reason: str | None) -> CompactionReport:
+              reason: str | None, steps: Ticker) -> CompactionReport:
         store, scope = self.store, self._scope
         size = None if dry_run else store.size_bytes()
         now = self._state.now
@@ -67,9 +76,12 @@ class Maintenance(MemoryBase):
         if not rows:  # nothing new to thin: write nothing (not even a checkpoint)
             return CompactionReport(horizon, None, 0, 0, dry_run, size)
         changes = store.change_commits(scope, after, horizon, CHANGE_KINDS)
+        steps.tick()  # the log read
         kept = select_kept(rows, changes, trail)
         dropped = [row.seq for row in rows if row.seq not in kept]
+        steps.tick()  # what to keep decided
         state_at = self._load_state(from_log=True, until_commit=horizon)
+        steps.tick()  # the state at the horizon replayed
         report = CompactionReport(horizon, state_at.now, len(rows), len(dropped), dry_run, size)
         if dry_run:
             return report
@@ -82,6 +94,7 @@ class Maintenance(MemoryBase):
             done = commit_records(self._state, self._config, out.records)
             store.compact(scope, checkpoint_commit=horizon, checkpoint_t=state_at.now or 0.0,
                           state=state_at.snapshot(), delete_seqs=dropped, records=done.records)
+        steps.tick()  # written
         return report
 
 

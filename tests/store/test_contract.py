@@ -184,7 +184,7 @@ def test_scopes_are_isolated(store: Store) -> None:
                                                            "events", "objects")} == {
         "commits": 1, "observations": 1, "events": 1, "objects": 1}
     assert store.events(OTHER, label="cup") == [] and store.observations(OTHER, object_id=1) == []
-    assert store.history(OTHER, 1) == [] and store.audit(OTHER) == [
+    assert store.events(OTHER, object_id=1, kind=["MERGED"]) == [] and store.audit(OTHER) == [
         store.audit(OTHER)[0]]  # its one scan, with its APPEARED
     assert store.last_commit_time(S) == 9.0 and store.last_commit_time(OTHER) == 7.0
     assert store.count("objects", "nobody") == 0 and list(store.iter_log("nobody")) == []
@@ -250,11 +250,20 @@ def test_observation_filters(store: Store) -> None:
     assert seqs(limit=3) == [2, 4, 5] and seqs(until_commit=1) == [2, 4]
 
 
-def test_history_merged_into_and_audit(store: Store) -> None:
+def test_one_objects_records_pages_merged_into_and_audit(store: Store) -> None:
     fill(store)
-    assert [r.seq for r in store.history(S, 1)] == [1, 2, 5, 7, 10, 11]
-    assert [r.seq for r in store.history(S, 1, merged_from=[2])] == [1, 2, 3, 4, 5, 7, 10, 11]
-    assert [r.seq for r in store.history(S, 1, until_commit=1)] == [1, 2]
+
+    def history(oid: int, **kw: Any) -> list[int]:  # what a reader's history() reads
+        return sorted([o.seq for o in store.observations(S, object_id=oid, **kw)]
+                      + [e.seq for e in store.events(S, object_id=oid, **kw)])
+
+    assert history(1) == [1, 2, 5, 7, 10, 11]
+    assert sorted(history(1) + history(2)) == [1, 2, 3, 4, 5, 7, 10, 11]
+    assert history(1, until_commit=1) == [1, 2]
+    assert history(1, after_seq=2) == [5, 7, 10, 11]  # a page's cursor, exclusive
+    assert [e.seq for e in store.events(S, after_seq=3, limit=2)] == [7, 10]
+    assert [e.seq for e in store.events(S, before_seq=10, newest_first=True)] == [7, 3, 1]
+    assert [a.commit for a in store.audit(S, after_commit=1)] == [2, 4]
     assert store.merged_into(S, 2) == 1
     assert store.merged_into(S, 2, until_commit=3) is None
     assert store.merged_into(S, 1) is None and store.merged_into(OTHER, 2) is None
@@ -372,7 +381,7 @@ def test_compact_stores_a_checkpoint_and_deletes_observations(store: Store) -> N
     assert [o.seq for o in store.observations(S)] == [4, 6]  # 2 and 5 are gone
     assert [r.seq for r in store.iter_log(S) if not isinstance(r, Commit)] == [
         1, 3, 4, 6, 7, 10, 11, 12]
-    assert store.history(S, 1) == [r for r in store.history(S, 1) if r.seq not in (2, 5)]
+    assert [o.seq for o in store.observations(S, object_id=1)] == []  # 2 and 5 were its own
     assert store.count("observations", S) == 2
     assert store.commits(S)[-1] == maintenance[0]
     assert same_obs(list(store.iter_log(S, after_commit=4)), maintenance)

@@ -221,11 +221,6 @@ class Store(Protocol):
                     ) -> int | None:
         """The id that absorbed ``object_id`` in its latest ``MERGED`` event, if any."""
 
-    def history(self, scope: str, object_id: int, *, until_commit: int | None = None,
-                merged_from: Sequence[int] = ()) -> list[Observation | Event]:
-        """The observations and events of ``object_id`` and of the ids in ``merged_from``,
-        by ``seq``."""
-
     def audit(self, scope: str, *, since: float | None = None, until: float | None = None,
               actor: str | None = None, object_id: int | None = None,
               kinds: Sequence[str] | None = None, recorded_since: float | None = None,

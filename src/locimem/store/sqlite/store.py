@@ -529,17 +529,6 @@ class SQLiteStore:
             (scope, object_id, MAX_ID if until_commit is None else until_commit)).fetchone()
         return None if row is None else row[0]
 
-    def history(self, scope: str, object_id: int, *, until_commit: int | None = None,
-                merged_from: Sequence[int] = ()) -> list[Observation | Event]:
-        """Evidence and events of one object — and of the identities merged into it
-        (``merged_from``) — in record order."""
-        merged: list[Observation | Event] = []
-        for oid in (object_id, *merged_from):
-            merged += self.observations(scope, object_id=oid, until_commit=until_commit)
-            merged += self.events(scope, object_id=oid, until_commit=until_commit)
-        merged.sort(key=lambda r: r.seq)
-        return merged
-
     def audit(self, scope: str, *, since: float | None = None, until: float | None = None,
               actor: str | None = None, object_id: int | None = None,
               kinds: Sequence[str] | None = None, recorded_since: float | None = None,

@@ -149,7 +149,9 @@ def bench_ingest(n_objects: int, *, scans: int = 300, per_scan: int = 30, durabl
                 cpu.append(time.process_time() - c0)
                 t += 1 / 30
             created = len(mem.state.objects) - held
-        if created != new_per_scan * scans:  # the workload is not what it says it is
+        # the workload is not what it says it is (with a camera the tracker may also split,
+        # merge and lose the known objects it is shown: the worst case is meant to exercise that)
+        if not camera and created != new_per_scan * scans:
             raise RuntimeError(f"expected {new_per_scan * scans} new objects, made {created}")
         floor = _floor(path, floor_path, first_commit, durable)
         rss = resident_per_object(path)

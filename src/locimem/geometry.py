@@ -32,7 +32,9 @@ Frames and units
 from __future__ import annotations
 
 import enum
+import functools
 import math
+import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -112,7 +114,17 @@ def rotation_matrix_from_wxyz(quat_wxyz: Sequence[float]) -> np.ndarray:
     w, x, y, z = (float(v) for v in quat_wxyz)
     if math.sqrt(w * w + x * x + y * y + z * z) < 1e-12:
         raise InvalidInput("quaternion must be non-zero (w, x, y, z)")
-    return Rotation.from_quat([x, y, z, w]).as_matrix()
+    # one scan's camera is asked for its rotation hundreds of times: keep the last few, keyed
+    # by the exact bits (so -0.0 and 0.0 stay apart), read-only so no caller can change them
+    return _rotation_matrix(struct.pack("<4d", w, x, y, z))
+
+
+@functools.lru_cache(maxsize=64)
+def _rotation_matrix(key: bytes) -> np.ndarray:
+    w, x, y, z = struct.unpack("<4d", key)
+    matrix = Rotation.from_quat([x, y, z, w]).as_matrix()
+    matrix.setflags(write=False)
+    return matrix
 
 
 def quaternion_wxyz_from_matrix(rotation: np.ndarray) -> tuple[float, float, float, float]:
@@ -385,58 +397,96 @@ def place_looks(camera: Camera, centers: Any, sizes: Any, see_through_m: float =
     idx = np.flatnonzero(inside)
     if idx.size == 0:
         return looks
-    depth = camera.depth
-    h, w = depth.shape
-    origin = np.asarray(camera.position, dtype=np.float64)
-    core_half = np.maximum(half - uncertainty_m, half / 3)
-    signs = np.array(list(np.ndindex(2, 2, 2)), dtype=np.float64) * 2 - 1  # (8, 3)
-    c_rows, c_cols = project(camera, pts[idx], (h, w))
-    c_r, c_c = pixel_index(c_rows, c_cols, (h, w))
-    for j, k in enumerate(idx.tolist()):
-        corners = pts[k] + signs * half[k]
-        rows, cols = project(camera, corners, (h, w))
-        # every pixel the projected box's bounding rectangle touches, and the centre's pixel
-        r0 = min(max(0, math.floor(rows.min())), int(c_r[j]))
-        r1 = max(min(h - 1, math.ceil(rows.max()) - 1), int(c_r[j]))
-        c0 = min(max(0, math.floor(cols.min())), int(c_c[j]))
-        c1 = max(min(w - 1, math.ceil(cols.max()) - 1), int(c_c[j]))
-        step = max(1, math.ceil(math.sqrt((r1 - r0 + 1) * (c1 - c0 + 1) / MAX_PLACE_PIXELS)))
-        d = depth[r0:r1 + 1:step, c0:c1 + 1:step].reshape(-1).astype(np.float64)
-        valid = np.isfinite(d) & (d > 0.0)
-        if not valid.any():
-            states[k] = Place.NO_DEPTH
-            continue
-        ray = pixel_rays(camera, (h, w), window=(r0, r1, c0, c1), step=step).reshape(-1, 3)
-        ray, d = ray[valid], d[valid]
-        lo, hi = pts[k] - half[k], pts[k] + half[k]
-        t_in, _ = ray_box_chord(origin, ray, lo, hi)
-        crosses = np.isfinite(t_in)
-        near_face = float(to_camera_frame(camera, corners)[:, 0].min())
-        noise = depth_noise_m + depth_noise_per_m * float(x[k])
-        # a ray that misses the box: looking down, it may meet the surface the object stands
-        # on (the plane of its bottom) in front of it, which is no occluder; looking up from
-        # below the object, it cannot reach the object before crossing that plane
-        tilt = ray[:, 2]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t_plane = np.where(np.abs(tilt) > 1e-9, (lo[2] - origin[2]) / tilt, np.inf)
-        expected = np.where(crosses, t_in, np.where(
-            tilt < -1e-9, np.minimum(near_face, t_plane),
-            np.where((tilt > 1e-9) & (origin[2] < lo[2]), np.maximum(near_face, t_plane),
-                     near_face)))
-        occluded = d < expected - (front_m + noise)
-        share = 1.0 - np.count_nonzero(occluded) / d.size
-        visible[k] = share
-        if share < 0.5:
-            states[k] = Place.OCCLUDED
-            continue
-        c_in, c_out = ray_box_chord(origin, ray, pts[k] - core_half[k], pts[k] + core_half[k])
-        core = np.isfinite(c_in) & ~occluded
-        if core.any() and 2 * np.count_nonzero(
-                d[core] > (c_in[core] + c_out[core]) / 2 + see_through_m + noise) >= core.sum():
-            states[k] = Place.EMPTY
-        else:
-            states[k] = Place.OCCUPIED
+    _depth_looks(camera, pts[idx], half[idx], x[idx], looks, idx, see_through_m, front_m,
+                 uncertainty_m, depth_noise_m, depth_noise_per_m)
     return looks
+
+
+def _depth_looks(camera: Camera, pts: np.ndarray, half: np.ndarray, x: np.ndarray,
+                 looks: PlaceLooks, idx: np.ndarray, see_through_m: float, front_m: float,
+                 uncertainty_m: float, depth_noise_m: float, depth_noise_per_m: float) -> None:
+    """The depth part of :func:`place_looks` for the ``m`` boxes wholly in view (centres
+    ``pts`` and half extents ``half`` (m, 3), centre forward distances ``x`` (m,)), written into
+    ``looks`` at ``idx``: every box at once. The pixels of all boxes are laid end to end (box
+    by box, each window row by row) and each is judged by the same elementwise arithmetic a
+    box-by-box loop does, so every compared float is the same (tested against that loop)."""
+    states, visible = looks.states, looks.visible
+    depth = camera.depth
+    assert depth is not None
+    h, w = depth.shape
+    m = pts.shape[0]
+    origin = np.asarray(camera.position, dtype=np.float64)
+    signs = np.array(list(np.ndindex(2, 2, 2)), dtype=np.float64) * 2 - 1  # (8, 3)
+    c_rows, c_cols = project(camera, pts, (h, w))
+    c_r, c_c = pixel_index(c_rows, c_cols, (h, w))
+    corners = (pts[:, None, :] + signs[None, :, :] * half[:, None, :]).reshape(-1, 3)
+    body = to_camera_frame(camera, corners)
+    fx, fy, cx, cy = intrinsics(camera, (h, w))
+    rows = (cy - fy * body[:, 2] / body[:, 0]).reshape(m, 8)  # every corner is ahead
+    cols = (cx - fx * body[:, 1] / body[:, 0]).reshape(m, 8)
+    near_face = body[:, 0].reshape(m, 8).min(axis=1)
+    # every pixel the projected box's bounding rectangle touches, and the centre's pixel
+    r0 = np.minimum(np.maximum(0, np.floor(rows.min(axis=1))).astype(np.intp), c_r)
+    r1 = np.maximum(np.minimum(h - 1, np.ceil(rows.max(axis=1)) - 1).astype(np.intp), c_r)
+    c0 = np.minimum(np.maximum(0, np.floor(cols.min(axis=1))).astype(np.intp), c_c)
+    c1 = np.maximum(np.minimum(w - 1, np.ceil(cols.max(axis=1)) - 1).astype(np.intp), c_c)
+    step = np.maximum(1, np.ceil(np.sqrt((r1 - r0 + 1) * (c1 - c0 + 1) / MAX_PLACE_PIXELS))
+                      ).astype(np.intp)
+    n_rows, n_cols = (r1 - r0) // step + 1, (c1 - c0) // step + 1
+    counts = n_rows * n_cols
+    box = np.repeat(np.arange(m), counts)  # the box of each pixel laid end to end
+    local = np.arange(box.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    pr = r0[box] + (local // n_cols[box]) * step[box]
+    pc = c0[box] + (local % n_cols[box]) * step[box]
+    d = depth[pr, pc].astype(np.float64)
+    valid = np.isfinite(d) & (d > 0.0)
+    n_valid = np.bincount(box[valid], minlength=m)
+    for j in np.flatnonzero(n_valid == 0).tolist():
+        states[idx[j]] = Place.NO_DEPTH
+    box, pr, pc, d = box[valid], pr[valid], pc[valid], d[valid]
+    if box.size == 0:
+        return
+    # the rays through the pixel centres, as pixel_rays makes them (forward component 1)
+    ray_body = np.empty((box.size, 3))
+    ray_body[:, 0] = 1.0
+    ray_body[:, 1] = -((pc + 0.5 - cx) / fx)
+    ray_body[:, 2] = -((pr + 0.5 - cy) / fy)
+    ray = ray_body @ rotation_matrix_from_wxyz(camera.quaternion).T
+    lo, hi = pts - half, pts + half
+    t_in, _ = ray_box_chord(origin, ray, lo[box], hi[box])
+    crosses = np.isfinite(t_in)
+    noise = depth_noise_m + depth_noise_per_m * x  # (m,)
+    # a ray that misses the box: looking down, it may meet the surface the object stands
+    # on (the plane of its bottom) in front of it, which is no occluder; looking up from
+    # below the object, it cannot reach the object before crossing that plane
+    tilt = ray[:, 2]
+    bottom = lo[box, 2]
+    face = near_face[box]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t_plane = np.where(np.abs(tilt) > 1e-9, (bottom - origin[2]) / tilt, np.inf)
+    expected = np.where(crosses, t_in, np.where(
+        tilt < -1e-9, np.minimum(face, t_plane),
+        np.where((tilt > 1e-9) & (origin[2] < bottom), np.maximum(face, t_plane), face)))
+    occluded = d < expected - (front_m + noise[box])
+    share = 1.0 - np.bincount(box[occluded], minlength=m) / np.maximum(n_valid, 1)
+    judged = n_valid > 0
+    visible[idx[judged]] = share[judged]
+    hidden = judged & (share < 0.5)
+    states[idx[hidden]] = Place.OCCLUDED
+    open_ = judged & ~hidden
+    if not open_.any():
+        return
+    keep = open_[box]  # the pixels of the boxes not hidden
+    box, d, ray, occluded = box[keep], d[keep], ray[keep], occluded[keep]
+    core_half = np.maximum(half - uncertainty_m, half / 3)
+    c_in, c_out = ray_box_chord(origin, ray, (pts - core_half)[box], (pts + core_half)[box])
+    core = np.isfinite(c_in) & ~occluded
+    beyond = core & (d > (c_in + c_out) / 2 + see_through_m + noise[box])
+    n_core = np.bincount(box[core], minlength=m)
+    n_beyond = np.bincount(box[beyond], minlength=m)
+    empty = open_ & (n_core > 0) & (2 * n_beyond >= n_core)
+    states[idx[empty]] = Place.EMPTY
+    states[idx[open_ & ~empty]] = Place.OCCUPIED
 
 
 def place_states(camera: Camera, centers: Any, sizes: Any, see_through_m: float = 0.01,

@@ -63,7 +63,14 @@ from locimem.check import (
     check_vec,
 )
 from locimem.errors import InvalidInput
-from locimem.geometry import in_view, pixel_rays, project, ray_box_chord
+from locimem.geometry import (
+    in_view,
+    intrinsics,
+    pixel_rays,
+    project,
+    ray_box_chord,
+    rotation_matrix_from_wxyz,
+)
 from locimem.model import Camera
 
 __all__ = [
@@ -78,6 +85,7 @@ __all__ = [
     "offer",
     "sample_points",
     "score",
+    "visibilities",
     "visibility",
 ]
 
@@ -269,6 +277,76 @@ def visibility(camera: Camera, center: Sequence[float], size: Sequence[float]
     return coverage, _depth_share(camera, points[:8])
 
 
+def visibilities(camera: Camera, centers: Any, sizes: Any
+                 ) -> list[tuple[float, float | None]]:
+    """:func:`visibility` of many boxes at once (centres and sizes, array-likes (k, 3), metres,
+    map frame, valid: checked by the caller): one projection of every sample point, the boxes'
+    depth windows laid end to end. The same elementwise arithmetic as :func:`visibility` box by
+    box, so the same floats (tested)."""
+    centers = np.asarray(centers, dtype=np.float64).reshape(-1, 3)
+    sizes = np.asarray(sizes, dtype=np.float64).reshape(-1, 3)
+    k = centers.shape[0]
+    if k == 0:
+        return []
+    points = centers[:, None, :] + _SAMPLE_SIGNS[None, :, :] * (sizes / 2.0)[:, None, :]
+    inside = in_view(camera, points.reshape(-1, 3)).reshape(k, len(_SAMPLE_SIGNS))
+    coverage = (np.count_nonzero(inside, axis=1) / len(_SAMPLE_SIGNS)).tolist()
+    if camera.depth is None:
+        return [(c, None) for c in coverage]
+    return list(zip(coverage, _depth_shares(camera, points[:, :8, :]), strict=True))
+
+
+def _depth_shares(camera: Camera, corners: np.ndarray) -> list[float]:
+    """:func:`_depth_share` of ``k`` boxes at once (``corners`` (k, 8, 3))."""
+    depth = camera.depth
+    assert depth is not None
+    h, w = depth.shape
+    k = corners.shape[0]
+    rows, cols = project(camera, corners.reshape(-1, 3), (h, w))
+    rows, cols = rows.reshape(k, 8), cols.reshape(k, 8)
+    ahead = np.isfinite(rows).all(axis=1) & np.isfinite(cols).all(axis=1)
+    with np.errstate(invalid="ignore"):
+        # all corners ahead: the pixels whose centres fall in the corners' bounding rectangle;
+        # a box reaching behind the camera projects without bound: every pixel
+        # (clipped to one beyond the image first, so far-off values fit an integer)
+        r0 = np.where(ahead, np.clip(np.ceil(rows.min(axis=1) - 0.5), 0, h), 0)
+        r1 = np.where(ahead, np.clip(np.floor(rows.max(axis=1) - 0.5), -1, h - 1), h - 1)
+        c0 = np.where(ahead, np.clip(np.ceil(cols.min(axis=1) - 0.5), 0, w), 0)
+        c1 = np.where(ahead, np.clip(np.floor(cols.max(axis=1) - 0.5), -1, w - 1), w - 1)
+    r0, r1, c0, c1 = (v.astype(np.intp) for v in (r0, r1, c0, c1))
+    some = (r0 <= r1) & (c0 <= c1)
+    shares = np.zeros(k)
+    if not some.any():
+        return shares.tolist()
+    r0, r1, c0, c1 = np.where(some, r0, 0), np.where(some, r1, 0), np.where(some, c0, 0), \
+        np.where(some, c1, 0)
+    step = np.maximum(1, np.ceil(np.sqrt((r1 - r0 + 1) * (c1 - c0 + 1) / _DEPTH_SAMPLES))
+                      ).astype(np.intp)
+    n_rows = np.where(some, (r1 - r0) // step + 1, 0)
+    n_cols = (c1 - c0) // step + 1
+    counts = n_rows * n_cols
+    box = np.repeat(np.arange(k), counts)
+    local = np.arange(box.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    pr = r0[box] + (local // n_cols[box]) * step[box]
+    pc = c0[box] + (local % n_cols[box]) * step[box]
+    fx, fy, cx, cy = intrinsics(camera, (h, w))
+    body = np.empty((box.size, 3))  # the rays through the pixel centres, as pixel_rays does
+    body[:, 0] = 1.0
+    body[:, 1] = -((pc + 0.5 - cx) / fx)
+    body[:, 2] = -((pr + 0.5 - cy) / fy)
+    rays = body @ rotation_matrix_from_wxyz(camera.quaternion).T
+    t_in, _ = ray_box_chord(np.asarray(camera.position, dtype=np.float64), rays,
+                            corners.min(axis=1)[box], corners.max(axis=1)[box])
+    crossed = np.isfinite(t_in)
+    d = depth[pr, pc].astype(np.float64)
+    n = np.bincount(box[crossed], minlength=k)
+    good = crossed & np.isfinite(d) & (d > 0.0)
+    n_good = np.bincount(box[good], minlength=k)
+    hit = n > 0
+    shares[hit] = n_good[hit] / n[hit]
+    return shares.tolist()
+
+
 def _depth_share(camera: Camera, corners: np.ndarray) -> float:
     """Share of valid readings among the depth pixels whose central ray crosses the box with
     these ``corners`` (the first 8 sample points)."""
@@ -377,11 +455,13 @@ def score(coverage: float, novelty: float, depth: float | None) -> float:
 def make_candidate(camera: Camera, center: Sequence[float], size: Sequence[float],
                    kept: Sequence[Keyframe], *, t: float, commit: int, seq: int,
                    intrinsics: Sequence[float] | None = None, image: str | None = None,
-                   embedding: Sequence[float] | None = None) -> Keyframe:
+                   embedding: Sequence[float] | None = None,
+                   seen: tuple[float, float | None] | None = None) -> Keyframe:
     """The keyframe ``camera`` would make for the object at ``center``, ``size`` (metres, map
     frame), scored against the frames already ``kept`` for it: :func:`visibility`,
-    :func:`novelty` and :func:`score` in one call. Offer it with :func:`offer`."""
-    coverage, depth = visibility(camera, center, size)
+    :func:`novelty` and :func:`score` in one call. Offer it with :func:`offer`. ``seen``: its
+    :func:`visibility`, when the caller has it already (from :func:`visibilities`)."""
+    coverage, depth = visibility(camera, center, size) if seen is None else seen
     new = novelty(camera.position, center, kept)
     return Keyframe(
         t=t, commit=commit, seq=seq, position=camera.position, quaternion=camera.quaternion,

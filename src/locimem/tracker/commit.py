@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from locimem.config import TrackerConfig
-from locimem.evidence.keyframes import could_join, make_candidate, offer
+from locimem.evidence.keyframes import could_join, make_candidate, offer, visibilities
 from locimem.model import Camera, Event, EventKind, Observation, Record
 from locimem.scene.relations import RelationChange
 from locimem.store.base import RowChanges
@@ -147,6 +147,7 @@ def _keyframe_events(state: MemoryState, records: Sequence[Record], camera: Came
     commit = records[0]
     out: list[Derived] = []
     offered: set[int] = set()
+    joining = []
     for r in records:
         if not isinstance(r, Observation) or r.object_id is None or r.weight == 0.0:
             continue
@@ -157,12 +158,20 @@ def _keyframe_events(state: MemoryState, records: Sequence[Record], camera: Came
         kept = state.keyframes.get(obj.id, ())
         if not could_join(camera, obj.center, kept, n_kept):
             continue  # not even a perfect view from here would be kept: skip the image work
+        joining.append((r, obj, kept))
+    if not joining:
+        return out
+    # every joining object's view at once (one projection, the depth windows end to end)
+    seen = visibilities(camera, [obj.center for _, obj, _ in joining],
+                        [obj.size for _, obj, _ in joining])
+    for (r, obj, kept), view in zip(joining, seen, strict=True):
         feature = r.feature
         small = feature is not None and feature.shape[0] <= _SMALL_EMBEDDING
         candidate = make_candidate(
             camera, obj.center, obj.size, kept, t=commit.t, commit=commit.id, seq=r.seq,
             intrinsics=camera.intrinsics, image=camera.image,
-            embedding=[float(x) for x in feature] if small else None)  # type: ignore[union-attr]
+            embedding=[float(x) for x in feature] if small else None,  # type: ignore[union-attr]
+            seen=view)
         if candidate.coverage == 0.0:  # the frame does not cover the object: no view of it
             continue
         new_kept, archived, was_kept = offer(kept, candidate, n_kept)

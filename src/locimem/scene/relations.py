@@ -39,9 +39,11 @@ returns near it, and returns what changed.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+import numpy as np
 
 from locimem.check import check_float, check_int, check_size, check_vec
 from locimem.config import RelationConfig
@@ -106,6 +108,23 @@ class Box:
         set_(self, "size", s)
         set_(self, "lo", tuple(c[i] - 0.5 * s[i] for i in range(3)))
         set_(self, "hi", tuple(c[i] + 0.5 * s[i] for i in range(3)))
+
+    @classmethod
+    def trusted(cls, center: Sequence[float], size: Sequence[float], level: str = "item",
+                role: str | None = None) -> Box:
+        """A box from values already checked (a stored state's settled box): the same box
+        the checked constructor makes, without checking again (open is hot)."""
+        box = object.__new__(cls)
+        set_ = object.__setattr__
+        c = (float(center[0]), float(center[1]), float(center[2]))
+        s = (float(size[0]), float(size[1]), float(size[2]))
+        set_(box, "center", c)
+        set_(box, "size", s)
+        set_(box, "level", level)
+        set_(box, "role", role)
+        set_(box, "lo", (c[0] - 0.5 * s[0], c[1] - 0.5 * s[1], c[2] - 0.5 * s[2]))
+        set_(box, "hi", (c[0] + 0.5 * s[0], c[1] + 0.5 * s[1], c[2] + 0.5 * s[2]))
+        return box
 
     @property
     def bottom(self) -> float:
@@ -261,6 +280,83 @@ def compute_relations(boxes: Mapping[int, Box], config: RelationConfig | None = 
 
 
 # --------------------------------------------------------------------------------------------
+# candidate pairs in bulk
+
+_JOIN_CELL_M = 2.0  # the x-y cells the bulk join buckets boxes in (any size is exact)
+_JOIN_MAX_CELLS = 64  # a box or reach over more cells is tested against every other box
+
+
+def _reach_of(lo: np.ndarray, hi: np.ndarray, center: np.ndarray, config: RelationConfig
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """Every box's reach (rows of :meth:`RelationIndex._reach`, the same floats)."""
+    exy, ez, n = config.reach_xy_m, config.reach_z_m, config.near_m
+    grow = np.array([exy, exy, ez])
+    return np.minimum(lo - grow, center - n), np.maximum(hi + grow, center + n)
+
+
+def _cells(x0: np.ndarray, x1: np.ndarray, y0: np.ndarray, y1: np.ndarray, rows: np.ndarray
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(row, cell x, cell y) for every cell of the given rows' cell ranges."""
+    wx = x1[rows] - x0[rows] + 1
+    counts = wx * (y1[rows] - y0[rows] + 1)
+    owner = np.repeat(rows, counts)
+    k = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+    w = np.repeat(wx, counts)
+    return owner, np.repeat(x0[rows], counts) + k % w, np.repeat(y0[rows], counts) + k // w
+
+
+def _later_meeting_earlier(placed: Sequence[tuple[int, Box]], config: RelationConfig
+                           ) -> tuple[list[int], list[int]]:
+    """Positions ``(q, b)``, ``b < q``, in ``placed`` where box ``b`` meets (closed) the reach
+    of box ``q``: the pairs sequential ``update`` calls examine, sorted by ``(q, b)``."""
+    n = len(placed)
+    if n < 2:
+        return [], []
+    lo = np.array([box.lo for _, box in placed])
+    hi = np.array([box.hi for _, box in placed])
+    rlo, rhi = _reach_of(lo, hi, np.array([box.center for _, box in placed]), config)
+    inv = 1.0 / _JOIN_CELL_M
+    cb = [np.floor(a * inv).astype(np.int64) for a in (lo[:, 0], hi[:, 0], lo[:, 1], hi[:, 1])]
+    cq = [np.floor(a * inv).astype(np.int64) for a in (rlo[:, 0], rhi[:, 0], rlo[:, 1],
+                                                       rhi[:, 1])]
+    nb = (cb[1] - cb[0] + 1) * (cb[3] - cb[2] + 1)
+    nq = (cq[1] - cq[0] + 1) * (cq[3] - cq[2] + 1)
+    big_b, big_q = nb > _JOIN_MAX_CELLS, nq > _JOIN_MAX_CELLS
+    bo, bx, by = _cells(*cb, np.flatnonzero(~big_b))
+    qo, qx, qy = _cells(*cq, np.flatnonzero(~big_q))
+    parts_q, parts_b = [], []
+    if len(bo) and len(qo):
+        x_min, y_min = min(bx.min(), qx.min()), min(by.min(), qy.min())
+        span = max(by.max(), qy.max()) - y_min + 1
+        bkey = (bx - x_min) * span + (by - y_min)
+        qkey = (qx - x_min) * span + (qy - y_min)
+        order = np.argsort(bkey, kind="stable")
+        bkey, bo = bkey[order], bo[order]
+        left = np.searchsorted(bkey, qkey, "left")
+        count = np.searchsorted(bkey, qkey, "right") - left
+        q = np.repeat(qo, count)
+        b = bo[np.arange(int(count.sum())) + np.repeat(left - (np.cumsum(count) - count),
+                                                       count)]
+        keep = b < q
+        parts_q.append(q[keep])
+        parts_b.append(b[keep])
+    everyone = np.arange(n)
+    for r in np.flatnonzero(big_b):  # a huge box: every later reach may meet it
+        parts_q.append(everyone[r + 1:])
+        parts_b.append(np.full(n - r - 1, r))
+    for r in np.flatnonzero(big_q):  # a huge reach: every earlier box may meet it
+        parts_q.append(np.full(r, r))
+        parts_b.append(everyone[:r])
+    if not parts_q:
+        return [], []
+    code = np.unique(np.concatenate(parts_q).astype(np.int64) * n
+                     + np.concatenate(parts_b).astype(np.int64))
+    q, b = code // n, code % n
+    meets = np.all((lo[b] <= rhi[q]) & (rlo[q] <= hi[b]), axis=1)
+    return q[meets].tolist(), b[meets].tolist()
+
+
+# --------------------------------------------------------------------------------------------
 # the incremental index
 
 
@@ -311,13 +407,55 @@ class RelationIndex:
 
     def __init__(self, config: RelationConfig | None = None, *, cell_m: float = 1.0) -> None:
         self.config = config or RelationConfig()
-        self._grid = BoxGrid(cell_m, dims=3)
+        self._cell_m = cell_m
+        self._grid_built: BoxGrid | None = BoxGrid(cell_m, dims=3)
         self._boxes: dict[int, Box] = {}
         self._rel: dict[Key, tuple[float, float | None]] = {}
         self._touch: dict[int, set[Key]] = {}
         self._fwd: dict[tuple[int, str], dict[int, float]] = {}
         self._bwd: dict[tuple[int, str], dict[int, float]] = {}
         self.last_candidates = 0
+
+    @classmethod
+    def built(cls, objects: Iterable[tuple[int, Box]], config: RelationConfig | None = None,
+              *, cell_m: float = 1.0) -> RelationIndex:
+        """The index that ``update`` of each of ``objects`` (distinct ids, boxes already
+        checked), one after another in the order given, would leave — with the same relations
+        and confidences — built in bulk: the candidate pairs found at once (a later object
+        relates to an earlier one whose box meets its reach, as ``update`` finds them), no
+        change lists. The candidate grid for later updates is built when first needed."""
+        index = cls(config, cell_m=cell_m)
+        entries = list(objects)
+        boxes, touch, rel, link = index._boxes, index._touch, index._rel, index._link
+        for oid, box in entries:
+            if oid in boxes:
+                raise InvalidInput(f"object {oid} is given twice")
+            boxes[oid] = box
+            touch[oid] = set()
+        placed = [(oid, box) for oid, box in entries if box.level != "room"]
+        cfg = index.config
+        for q, b in zip(*_later_meeting_earlier(placed, cfg), strict=True):
+            ida, a = placed[q]
+            idb, bb = placed[b]
+            for key, conf in pair_relations(ida, a, idb, bb, cfg).items():
+                rel[key] = (conf, None)
+                touch[ida].add(key)
+                touch[idb].add(key)
+                link(key, conf)
+        index._grid_built = None
+        return index
+
+    @property
+    def _grid(self) -> BoxGrid:
+        """The candidate grid over every box but rooms' (built on first use after
+        :meth:`built`)."""
+        grid = self._grid_built
+        if grid is None:
+            grid = self._grid_built = BoxGrid(self._cell_m, dims=3)
+            for oid, box in self._boxes.items():
+                if box.level != "room":
+                    grid.set(oid, box.lo, box.hi)
+        return grid
 
     def __len__(self) -> int:
         return len(self._boxes)

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from locimem.scene.levels import level_of, role_of
-from locimem.scene.relations import RelationChange, RelationConfig, RelationIndex
+from locimem.scene.relations import Box, RelationChange, RelationConfig, RelationIndex
 from locimem.scene.rooms import RoomMap
 
 if TYPE_CHECKING:
@@ -42,13 +42,14 @@ class SceneState:
             self.pending.extend(self.relations.remove(object_id))
 
     def rebuild(self, objects: Iterable[ObjectState]) -> None:
-        """Index every live object from scratch, in the order they settled."""
-        self.relations = RelationIndex(self.relations.config)
+        """Index every live object from scratch, as if placed one by one in the order they
+        settled (in bulk: :meth:`RelationIndex.built`; their boxes were checked when they
+        were recorded)."""
         live = sorted((o for o in objects if o.promoted and not o.lost),
                       key=lambda o: (o.place_t, o.id))
-        for obj in live:
-            self.relations.update(obj.id, obj.place, obj.place_size, level_of(obj),
-                                  role_of(obj))
+        self.relations = RelationIndex.built(
+            ((o.id, Box.trusted(o.place, o.place_size, level_of(o), role_of(o))) for o in live),
+            self.relations.config)
         self.pending = []
 
     def drain(self) -> list[RelationChange]:

@@ -48,8 +48,8 @@ from locimem.store.sqlite.codec import (
     encode_checkpoint,
     encode_json,
     event_from_row,
-    object_from_row,
     object_row,
+    objects_from_rows,
     observation_from_row,
     record_rows,
 )
@@ -384,10 +384,9 @@ class SQLiteStore:
 
     def load_objects(self, scope: str) -> list[ObjectState]:
         """The materialised objects of ``scope`` (the cache written with each commit)."""
-        rows = self.conn.execute(
+        return objects_from_rows(self.conn.execute(
             f"SELECT {OBJECT_COLUMNS} FROM objects WHERE scope = ? ORDER BY id", (scope,)
-        )
-        return [object_from_row(row) for row in rows]
+        ).fetchall())
 
     def feature_dim(self, scope: str) -> int | None:
         """The embedding width of the scope's accepted observations (None if none has one),

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -140,6 +140,37 @@ def commit_from_row(row: Sequence[Any]) -> Commit:
                   missed=missed, miss_credits=credits,
                   together=() if row[11] is None else tuple(
                       (a, b) for a, b in json.loads(row[11])))
+
+
+def replay_order(commit_rows: Iterable[Sequence[Any]],
+                 observation_rows: Iterable[Sequence[Any]],
+                 event_rows: Iterable[Sequence[Any]]) -> Iterator[Record]:
+    """The records of commit rows (by id), observation rows and event rows (each by seq) in
+    replay order: by ``(commit id, commit first, seq)``, an observation before an event on a
+    tie — the order a ``heapq.merge`` of the three on that key gives, one comparison or two a
+    record instead of a key tuple and a heap step."""
+    commits, observations, events = iter(commit_rows), iter(observation_rows), iter(event_rows)
+    c, o, e = next(commits, None), next(observations, None), next(events, None)
+    while True:
+        if o is not None and (e is None or o[1] < e[1] or (o[1] == e[1] and o[0] <= e[0])):
+            if c is not None and c[0] <= o[1]:
+                yield commit_from_row(c)
+                c = next(commits, None)
+            else:
+                yield observation_from_row(o)
+                o = next(observations, None)
+        elif e is not None:
+            if c is not None and c[0] <= e[1]:
+                yield commit_from_row(c)
+                c = next(commits, None)
+            else:
+                yield event_from_row(e)
+                e = next(events, None)
+        elif c is not None:
+            yield commit_from_row(c)
+            c = next(commits, None)
+        else:
+            return
 
 
 # -- object states ---------------------------------------------------------------------------

@@ -9,7 +9,6 @@ but may lose the last commits on power loss, and is several times faster on slow
 from __future__ import annotations
 
 import contextlib
-import heapq
 import json
 import os
 import sqlite3
@@ -52,6 +51,7 @@ from locimem.store.sqlite.codec import (
     objects_from_rows,
     observation_from_row,
     record_rows,
+    replay_order,
 )
 from locimem.store.sqlite.open_check import check_on_open, check_open_mode
 from locimem.store.sqlite.schema import (
@@ -441,29 +441,14 @@ class SQLiteStore:
         from after commit ``after_commit`` up to and including ``until_commit``."""
         conn = self.conn
         bound = (scope, after_commit, until_commit if until_commit is not None else MAX_ID)
-        commits = (
-            ((row[0], 0, 0), commit_from_row(row))
-            for row in conn.execute(
-                f"SELECT {COMMIT_COLUMNS} FROM commits WHERE scope = ? AND id > ? AND id <= ? "
-                "ORDER BY id", bound,
-            )
+        yield from replay_order(
+            conn.execute(f"SELECT {COMMIT_COLUMNS} FROM commits WHERE scope = ? AND id > ? "
+                         "AND id <= ? ORDER BY id", bound),
+            conn.execute(f"SELECT {OBSERVATION_COLUMNS} FROM observations WHERE scope = ? "
+                         "AND commit_id > ? AND commit_id <= ? ORDER BY seq", bound),
+            conn.execute(f"SELECT {EVENT_COLUMNS} FROM events WHERE scope = ? "
+                         "AND commit_id > ? AND commit_id <= ? ORDER BY seq", bound),
         )
-        observations = (
-            ((row[1], 1, row[0]), observation_from_row(row))
-            for row in conn.execute(
-                f"SELECT {OBSERVATION_COLUMNS} FROM observations WHERE scope = ? AND commit_id > ? "
-                "AND commit_id <= ? ORDER BY seq", bound,
-            )
-        )
-        events = (
-            ((row[1], 1, row[0]), event_from_row(row))
-            for row in conn.execute(
-                f"SELECT {EVENT_COLUMNS} FROM events WHERE scope = ? AND commit_id > ? "
-                "AND commit_id <= ? ORDER BY seq", bound,
-            )
-        )
-        for _, record in heapq.merge(commits, observations, events, key=lambda kv: kv[0]):
-            yield record
 
     # -- reading the record -------------------------------------------------------------------
     def last_commit_at(self, scope: str, *, t: float | None = None,

@@ -30,15 +30,18 @@ class SceneState:
         self.rooms = RoomMap()
         self.relations = RelationIndex(relations)
         self.pending: list[RelationChange] = []
+        self.deferred = False  # a replay: relations are built once, by rebuild, at its end
 
     def place(self, obj: ObjectState) -> None:
         """(Re)index an object at its settled box."""
+        if self.deferred:
+            return
         changes = self.relations.update(obj.id, obj.place, obj.place_size, level_of(obj),
                                         role_of(obj))
         self.pending.extend(c for c in changes if c.kind != "changed")
 
     def remove(self, object_id: int) -> None:
-        if object_id in self.relations:
+        if object_id in self.relations and not self.deferred:
             self.pending.extend(self.relations.remove(object_id))
 
     def rebuild(self, objects: Iterable[ObjectState]) -> None:
@@ -51,6 +54,7 @@ class SceneState:
             ((o.id, Box.trusted(o.place, o.place_size, level_of(o), role_of(o))) for o in live),
             self.relations.config)
         self.pending = []
+        self.deferred = False
 
     def drain(self) -> list[RelationChange]:
         """The recordable relation changes since the last drain (and forget the rest)."""

@@ -81,3 +81,31 @@ def test_built_of_nothing_and_of_one() -> None:
     assert RelationIndex.built([]).all() == {}
     one = RelationIndex.built([(7, Box((0, 0, 0), (1, 1, 1)))])
     assert one.all() == {} and 7 in one and one.relations_of(7) == []
+
+
+def test_memory_state_rebuild_equals_the_old_sequential_rebuild() -> None:
+    """What an open builds (``MemoryState.rebuild_indexes``) is what the per-object rebuild
+    built: live, promoted objects updated one by one in the order they settled."""
+    from locimem.model import ObjectState
+    from locimem.scene.levels import level_of, role_of
+    from locimem.tracker.state import MemoryState
+
+    rng = random.Random(3)
+    state = MemoryState()
+    labels = ("cup", "kitchen table", "shelf", "drawer", "box", "chair", "book", "bowl")
+    for oid in range(1, 600):
+        place = (rng.uniform(-8, 8), rng.uniform(-8, 8), rng.choice((0.4, 0.8, 1.0)))
+        size = (rng.uniform(0.1, 2), rng.uniform(0.1, 2), rng.uniform(0.1, 1))
+        state.objects[oid] = ObjectState(
+            id=oid, label=rng.choice(labels), center=place, size=size, place=place,
+            first_seen=0.0, last_seen=1.0, promoted=rng.random() < 0.9,
+            lost=rng.random() < 0.1, place_size=size, place_t=float(rng.randint(0, 20)),
+            attributes={"level": "furniture"} if rng.random() < 0.05 else {})
+    state.rebuild_indexes(60.0)
+    old = RelationIndex(state.scene.relations.config)
+    for o in sorted((o for o in state.objects.values() if o.promoted and not o.lost),
+                    key=lambda o: (o.place_t, o.id)):
+        old.update(o.id, o.place, o.place_size, level_of(o), role_of(o))
+    expected = {f"{s} {r} {o}": c.hex() for (s, r, o), c in sorted(old.all().items())}
+    assert {k: c.hex() for k, c in state.relations_snapshot().items()} == expected
+    assert len(expected) > 100

@@ -114,10 +114,12 @@ def parser_bench(sub: Sub) -> None:
                        "or bag (scans/s from a ROS 2 bag vs the Python API; also run by ingest) "
                        "or crowd (one box reported 200 to 10,000 times in one scan) "
                        "or load (1 writer and 4 readers on one file: torn states, p99s) "
-                       "or fleet (1-8 writer processes on PostgreSQL beside SQLite)")
+                       "or fleet (1-8 writer processes on PostgreSQL beside SQLite) "
+                       "or open / rebuild (state read, replay: beside a bare read of the rows; "
+                       "--objects, default 10000, and --open-observations)")
     p.add_argument("suite", nargs="?", default="ingest",
                    choices=["ingest", "retention", "quality", "queries", "qa", "interchange",
-                            "bag", "crowd", "load", "fleet"],
+                            "bag", "crowd", "load", "fleet", "open", "rebuild"],
                    help="which benchmark (default: ingest)")
     p.add_argument("--minutes", type=float, default=10.0,
                    help="retention: minutes of 30 Hz stream to simulate (default 10)")
@@ -198,6 +200,13 @@ def _bench(args: argparse.Namespace, out: TextIO) -> int:
         from locimem.bench.fleet import run_fleet_suite
 
         run_fleet_suite(out, args.url, seconds=args.fleet_seconds)
+        return 0
+    if args.suite in ("open", "rebuild"):
+        from locimem.bench.openbench import run as run_open
+
+        sizes = [int(s) for s in args.objects.split(",")] if args.objects != "1000,10000" \
+            else [10_000]
+        run_open(args.suite, sizes, args.open_observations, out)
         return 0
     if args.suite == "retention":
         from locimem.bench.retention import run_retention_suite

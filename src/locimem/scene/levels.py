@@ -50,4 +50,10 @@ def _level_of_label(label: str) -> str:
 
 def role_of(obj: ObjectState) -> str | None:
     """``surface`` (things sit on it), ``container`` (things go in it) or None."""
-    return support_role(obj.label)
+    return _role_of_label(obj.label)
+
+
+@functools.lru_cache(maxsize=4096)
+def _role_of_label(label: str) -> str | None:
+    """The role a label implies (cached, like the level: an open reads every object's)."""
+    return support_role(label)

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from locimem.scene.levels import level_of, role_of
-from locimem.scene.relations import RelationChange, RelationConfig, RelationIndex
+from locimem.scene.relations import Box, RelationChange, RelationConfig, RelationIndex
 from locimem.scene.rooms import RoomMap
 
 if TYPE_CHECKING:
@@ -30,26 +30,31 @@ class SceneState:
         self.rooms = RoomMap()
         self.relations = RelationIndex(relations)
         self.pending: list[RelationChange] = []
+        self.deferred = False  # a replay: relations are built once, by rebuild, at its end
 
     def place(self, obj: ObjectState) -> None:
         """(Re)index an object at its settled box."""
+        if self.deferred:
+            return
         changes = self.relations.update(obj.id, obj.place, obj.place_size, level_of(obj),
                                         role_of(obj))
         self.pending.extend(c for c in changes if c.kind != "changed")
 
     def remove(self, object_id: int) -> None:
-        if object_id in self.relations:
+        if object_id in self.relations and not self.deferred:
             self.pending.extend(self.relations.remove(object_id))
 
     def rebuild(self, objects: Iterable[ObjectState]) -> None:
-        """Index every live object from scratch, in the order they settled."""
-        self.relations = RelationIndex(self.relations.config)
+        """Index every live object from scratch, as if placed one by one in the order they
+        settled (in bulk: :meth:`RelationIndex.built`; their boxes were checked when they
+        were recorded)."""
         live = sorted((o for o in objects if o.promoted and not o.lost),
                       key=lambda o: (o.place_t, o.id))
-        for obj in live:
-            self.relations.update(obj.id, obj.place, obj.place_size, level_of(obj),
-                                  role_of(obj))
+        self.relations = RelationIndex.built(
+            ((o.id, Box.trusted(o.place, o.place_size, level_of(o), role_of(o))) for o in live),
+            self.relations.config)
         self.pending = []
+        self.deferred = False
 
     def drain(self) -> list[RelationChange]:
         """The recordable relation changes since the last drain (and forget the rest)."""

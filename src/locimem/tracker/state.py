@@ -53,20 +53,36 @@ class MemoryState:
         # loss queue: (deadline, id) for objects not lost whose belief is time-only (last seen
         # without a camera); stale entries are refreshed lazily
         self._loss_queue: list[tuple[float, int]] = []
+        # a replay defers the indexes: built once at the end (rebuild_indexes), not per record
+        self._deferred = False
 
     # -- indexes -----------------------------------------------------------------------------
+    def defer_indexes(self) -> None:
+        """Stop maintaining the indexes (the grids but the tombstones', embeddings, labels,
+        loss queue, relations) until :meth:`rebuild_indexes` builds them from the objects: a
+        replay applies every record, then indexes once. ``apply`` only ever writes them, so
+        the objects come out the same."""
+        self._deferred = True
+        self.scene.deferred = True
+
     def schedule_loss(self, obj: ObjectState, lost_after_s: float) -> None:
+        if self._deferred:
+            return
         if not obj.seen_camera:
             heapq.heappush(self._loss_queue, (obj.last_seen + lost_after_s, obj.id))
 
     def place_object(self, obj: ObjectState) -> None:
         """Index an object's position (and embedding, and label) after it changed."""
+        if self._deferred:
+            return
         self.grid.set(obj.id, obj.center)
         if obj.feature is not None:
             self.features.set(obj.id, obj.feature)
         self.index_label(obj)
 
     def unplace_object(self, object_id: int) -> None:
+        if self._deferred:
+            return
         self.grid.remove(object_id)
         self.features.remove(object_id)
         label = self._label_of.pop(object_id, None)
@@ -75,6 +91,8 @@ class MemoryState:
 
     def index_label(self, obj: ObjectState) -> None:
         """File the object under its voted label (after it appeared or its label changed)."""
+        if self._deferred:
+            return
         old = self._label_of.get(obj.id)
         if old == obj.label:
             return
@@ -88,6 +106,8 @@ class MemoryState:
         return self._by_label.get(label, set())
 
     def rebuild_indexes(self, lost_after_s: float) -> None:
+        """Build every index from the objects (on open, and at the end of a replay)."""
+        self._deferred = False
         self.grid = SpatialGrid(self.grid.cell_m)
         self.features = FeatureMatrix(self.features.approximate_above)
         self._by_label, self._label_of = {}, {}

@@ -9,7 +9,6 @@ but may lose the last commits on power loss, and is several times faster on slow
 from __future__ import annotations
 
 import contextlib
-import heapq
 import json
 import os
 import sqlite3
@@ -48,10 +47,11 @@ from locimem.store.sqlite.codec import (
     encode_checkpoint,
     encode_json,
     event_from_row,
-    object_from_row,
     object_row,
+    objects_from_rows,
     observation_from_row,
     record_rows,
+    replay_order,
 )
 from locimem.store.sqlite.open_check import check_on_open, check_open_mode
 from locimem.store.sqlite.schema import (
@@ -384,10 +384,9 @@ class SQLiteStore:
 
     def load_objects(self, scope: str) -> list[ObjectState]:
         """The materialised objects of ``scope`` (the cache written with each commit)."""
-        rows = self.conn.execute(
+        return objects_from_rows(self.conn.execute(
             f"SELECT {OBJECT_COLUMNS} FROM objects WHERE scope = ? ORDER BY id", (scope,)
-        )
-        return [object_from_row(row) for row in rows]
+        ).fetchall())
 
     def feature_dim(self, scope: str) -> int | None:
         """The embedding width of the scope's accepted observations (None if none has one),
@@ -442,29 +441,14 @@ class SQLiteStore:
         from after commit ``after_commit`` up to and including ``until_commit``."""
         conn = self.conn
         bound = (scope, after_commit, until_commit if until_commit is not None else MAX_ID)
-        commits = (
-            ((row[0], 0, 0), commit_from_row(row))
-            for row in conn.execute(
-                f"SELECT {COMMIT_COLUMNS} FROM commits WHERE scope = ? AND id > ? AND id <= ? "
-                "ORDER BY id", bound,
-            )
+        yield from replay_order(
+            conn.execute(f"SELECT {COMMIT_COLUMNS} FROM commits WHERE scope = ? AND id > ? "
+                         "AND id <= ? ORDER BY id", bound),
+            conn.execute(f"SELECT {OBSERVATION_COLUMNS} FROM observations WHERE scope = ? "
+                         "AND commit_id > ? AND commit_id <= ? ORDER BY seq", bound),
+            conn.execute(f"SELECT {EVENT_COLUMNS} FROM events WHERE scope = ? "
+                         "AND commit_id > ? AND commit_id <= ? ORDER BY seq", bound),
         )
-        observations = (
-            ((row[1], 1, row[0]), observation_from_row(row))
-            for row in conn.execute(
-                f"SELECT {OBSERVATION_COLUMNS} FROM observations WHERE scope = ? AND commit_id > ? "
-                "AND commit_id <= ? ORDER BY seq", bound,
-            )
-        )
-        events = (
-            ((row[1], 1, row[0]), event_from_row(row))
-            for row in conn.execute(
-                f"SELECT {EVENT_COLUMNS} FROM events WHERE scope = ? AND commit_id > ? "
-                "AND commit_id <= ? ORDER BY seq", bound,
-            )
-        )
-        for _, record in heapq.merge(commits, observations, events, key=lambda kv: kv[0]):
-            yield record
 
     # -- reading the record -------------------------------------------------------------------
     def last_commit_at(self, scope: str, *, t: float | None = None,

@@ -145,3 +145,18 @@ def test_graph_candidates_decide_as_the_exhaustive_ranking_when_unambiguous(seed
     assert fm._graph is not None
     assert unambiguous > checked // 2
     assert same >= unambiguous - 2  # the graph's recall: rare misses, never a wrong score
+
+
+@pytest.mark.skipif(importlib.util.find_spec("usearch") is None, reason="needs the vectors extra")
+def test_the_same_rows_make_the_same_graph() -> None:
+    """The graph is built on one thread, so a memory reopened with the same rows finds the
+    same candidates — near ties included — as the one before it."""
+    stores = [_random_store(np.random.default_rng(7), 3000, 32, approximate_above=500)
+              for _ in range(2)]
+    rng = np.random.default_rng(8)
+    for _ in range(200):
+        base = stores[0]._mat[int(rng.integers(len(stores[0])))]
+        query = _unit(base + rng.normal(0, float(rng.choice([0.01, 0.05, 0.3])), 32))
+        (a_ids, a_cos), (b_ids, b_cos) = (s.above(query, NEED - MARGIN) for s in stores)
+        assert a_ids.tolist() == b_ids.tolist() and a_cos.tolist() == b_cos.tolist()
+    assert all(s._graph is not None for s in stores)

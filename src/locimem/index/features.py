@@ -181,7 +181,9 @@ class FeatureMatrix:
             self._no_graph = True
             return None
         n = self._n
-        graph.add(self._ids[:n].astype(np.uint64), self._mat[:n].astype(np.float32), threads=0)
+        # one thread: the same rows in the same order make the same graph (several threads
+        # race, and a reopened memory could then decide a near tie differently)
+        graph.add(self._ids[:n].astype(np.uint64), self._mat[:n].astype(np.float32), threads=1)
         self._drift[:n] = 0.0
         self._graph = graph
         return graph

@@ -14,7 +14,7 @@ on a server crash, never half-written).
 from __future__ import annotations
 
 import contextlib
-import heapq
+import itertools
 import json
 import os
 import re
@@ -72,6 +72,7 @@ from locimem.store.sqlite.codec import (
     object_row,
     observation_from_row,
     record_rows,
+    replay_order,
 )
 
 __all__ = ["DEFAULT_SCHEMA", "PostgresStore", "is_postgres_url", "parse_url", "with_schema"]
@@ -80,6 +81,8 @@ DEFAULT_SCHEMA = "locimem"
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _REBUILD_CACHE = "rebuild_cache"
 _SCOPED = frozenset(TABLES)
+LOG_PAGE = 2000  # rows a server-side cursor of iter_log fetches a round trip
+_CURSORS = itertools.count(1)  # names of server-side cursors, unique per process
 
 
 def parse_url(url: str) -> tuple[str, str]:
@@ -557,22 +560,32 @@ class PostgresStore:
 
     def iter_log(self, scope: str, *, after_commit: int = 0,
                  until_commit: int | None = None) -> Iterator[Record]:
+        """Every record of ``scope`` in replay order, streamed: three server-side cursors
+        (commits, observations, events) read :data:`LOG_PAGE` rows a round trip inside one
+        read snapshot, so a long log never sits in memory at once."""
         bound = (scope, after_commit, MAX_ID if until_commit is None else until_commit)
-        with self.snapshot_read():
-            commit_rows = self._execute(
-                f"SELECT {COMMIT_COLUMNS} FROM commits WHERE scope = %s AND id > %s AND "
-                "id <= %s ORDER BY id", bound).fetchall()
-            obs_rows = self._execute(
-                f"SELECT {OBSERVATION_COLUMNS} FROM observations WHERE scope = %s AND "
-                "commit_id > %s AND commit_id <= %s ORDER BY seq", bound).fetchall()
-            event_rows = self._execute(
-                f"SELECT {EVENT_COLUMNS} FROM events WHERE scope = %s AND commit_id > %s AND "
-                "commit_id <= %s ORDER BY seq", bound).fetchall()
-        commits = (((row[0], 0, 0), commit_from_row(row)) for row in commit_rows)
-        observations = (((row[1], 1, row[0]), _observation(row)) for row in obs_rows)
-        events = (((row[1], 1, row[0]), event_from_row(row)) for row in event_rows)
-        for _, record in heapq.merge(commits, observations, events, key=lambda kv: kv[0]):
-            yield record
+        queries = (
+            f"SELECT {COMMIT_COLUMNS} FROM commits WHERE scope = %s AND id > %s AND id <= %s "
+            "ORDER BY id",
+            f"SELECT {OBSERVATION_COLUMNS} FROM observations WHERE scope = %s AND "
+            "commit_id > %s AND commit_id <= %s ORDER BY seq",
+            f"SELECT {EVENT_COLUMNS} FROM events WHERE scope = %s AND commit_id > %s AND "
+            "commit_id <= %s ORDER BY seq",
+        )
+        try:
+            with self.snapshot_read():
+                conn = self._connection()
+                cursors = [conn.cursor(name=f"locimem_log_{next(_CURSORS)}") for _ in queries]
+                try:
+                    for cursor, query in zip(cursors, queries, strict=True):
+                        cursor.itersize = LOG_PAGE
+                        cursor.execute(query, bound)
+                    yield from replay_order(*cursors, observation=_observation)
+                finally:
+                    for cursor in cursors:
+                        cursor.close()
+        except psycopg.OperationalError as exc:
+            raise self._lost(exc) from None
 
     def events(self, scope: str, *, kind: Sequence[str] | None = None,
                label: str | None = None, object_id: int | None = None,

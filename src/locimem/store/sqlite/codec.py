@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import zlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -144,11 +144,15 @@ def commit_from_row(row: Sequence[Any]) -> Commit:
 
 def replay_order(commit_rows: Iterable[Sequence[Any]],
                  observation_rows: Iterable[Sequence[Any]],
-                 event_rows: Iterable[Sequence[Any]]) -> Iterator[Record]:
+                 event_rows: Iterable[Sequence[Any]], *,
+                 observation: Callable[[Sequence[Any]], Observation] | None = None
+                 ) -> Iterator[Record]:
     """The records of commit rows (by id), observation rows and event rows (each by seq) in
     replay order: by ``(commit id, commit first, seq)``, an observation before an event on a
     tie — the order a ``heapq.merge`` of the three on that key gives, one comparison or two a
-    record instead of a key tuple and a heap step."""
+    record instead of a key tuple and a heap step. ``observation`` decodes an observation row
+    (default: this codec's; a backend with other column types passes its own)."""
+    observation_from_row_ = observation or observation_from_row
     commits, observations, events = iter(commit_rows), iter(observation_rows), iter(event_rows)
     c, o, e = next(commits, None), next(observations, None), next(events, None)
     while True:
@@ -157,7 +161,7 @@ def replay_order(commit_rows: Iterable[Sequence[Any]],
                 yield commit_from_row(c)
                 c = next(commits, None)
             else:
-                yield observation_from_row(o)
+                yield observation_from_row_(o)
                 o = next(observations, None)
         elif e is not None:
             if c is not None and c[0] <= e[1]:

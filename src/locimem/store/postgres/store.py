@@ -57,6 +57,7 @@ from locimem.store.postgres.schema import (
     SCHEMA_VERSION,
     TABLES,
 )
+from locimem.store.sql import audit_entries, audit_query, conditions
 from locimem.store.sqlite.codec import (
     COMMIT_COLUMNS,
     EVENT_COLUMNS,
@@ -594,10 +595,11 @@ class PostgresStore:
                until_commit: int | None = None, exclude_forgotten: bool = False,
                after_seq: int | None = None, before_seq: int | None = None
                ) -> list[Event]:
-        where, args = _conditions(scope, ("label = %s", label), ("object_id = %s", object_id),
-                                  ("t >= %s", since), ("t <= %s", until),
-                                  ("commit_id <= %s", until_commit), ("seq > %s", after_seq),
-                                  ("seq < %s", before_seq))
+        where, args = conditions(
+            "%s", scope, ("label = {p}", label),
+            ("object_id = {p}", object_id), ("t >= {p}", since), ("t <= {p}", until),
+            ("commit_id <= {p}", until_commit), ("seq > {p}", after_seq),
+            ("seq < {p}", before_seq))
         if kind:
             where.append("kind = ANY(%s)")
             args.append(list(kind))
@@ -618,9 +620,10 @@ class PostgresStore:
                      key: str | None = None, limit: int | None = None,
                      until_commit: int | None = None, after_seq: int | None = None
                      ) -> list[Observation]:
-        where, args = _conditions(scope, ("object_id = %s", object_id),
-                                  ("rejected = %s", reason), ("key = %s", key),
-                                  ("commit_id <= %s", until_commit), ("seq > %s", after_seq))
+        where, args = conditions(
+            "%s", scope, ("object_id = {p}", object_id),
+            ("rejected = {p}", reason), ("key = {p}", key), ("commit_id <= {p}", until_commit),
+            ("seq > {p}", after_seq))
         if rejected is not None:
             where.append("rejected IS NOT NULL" if rejected else "rejected IS NULL")
         query = (f"SELECT {OBSERVATION_COLUMNS} FROM observations WHERE {' AND '.join(where)} "
@@ -645,40 +648,19 @@ class PostgresStore:
               recorded_until: float | None = None, limit: int | None = None,
               until_commit: int | None = None, after_commit: int | None = None
               ) -> list[AuditEntry]:
-        where = ["c.scope = %s", "(c.kind != 'scan' OR EXISTS (SELECT 1 FROM events e WHERE "
-                 "e.scope = c.scope AND e.commit_id = c.id))"]
-        args: list[Any] = [scope]
-        for clause, value in (("c.t >= %s", since), ("c.t <= %s", until),
-                              ("c.actor = %s", actor), ("c.recorded_at >= %s", recorded_since),
-                              ("c.recorded_at <= %s", recorded_until),
-                              ("c.id <= %s", until_commit), ("c.id > %s", after_commit)):
-            if value is not None:
-                where.append(clause)
-                args.append(value)
-        if kinds:
-            where.append("c.kind = ANY(%s)")
-            args.append(list(kinds))
-        if object_id is not None:
-            where.append("EXISTS (SELECT 1 FROM events e WHERE e.scope = c.scope AND "
-                         "e.commit_id = c.id AND e.object_id = %s)")
-            args.append(object_id)
-        query = (f"SELECT {', '.join('c.' + c for c in COMMIT_COLUMNS.split(', '))} "
-                 f"FROM commits c WHERE {' AND '.join(where)} ORDER BY c.id")
-        if limit is not None:
-            query += " LIMIT %s"
-            args.append(limit)
+        query, args = audit_query(
+            "%s", scope, COMMIT_COLUMNS, since=since, until=until, actor=actor,
+            object_id=object_id, kinds=kinds, recorded_since=recorded_since,
+            recorded_until=recorded_until, limit=limit, until_commit=until_commit,
+            after_commit=after_commit)
         with self.snapshot_read():
             commits = [commit_from_row(row) for row in self._execute(query, args)]
-            by_commit: dict[int, list[Event]] = {}
-            if commits:
-                for row in self._execute(
-                        f"SELECT {EVENT_COLUMNS} FROM events WHERE scope = %s AND "
-                        "commit_id = ANY(%s) ORDER BY seq", (scope, [c.id for c in commits])):
-                    if object_id is None or row[5] == object_id:
-                        by_commit.setdefault(row[1], []).append(event_from_row(row))
-        return [AuditEntry(commit=c.id, kind=c.kind, actor=c.actor, reason=c.reason, t=c.t,
-                           recorded_at=c.recorded_at, events=tuple(by_commit.get(c.id, ())))
-                for c in commits]
+            if not commits:
+                return []
+            rows = self._execute(
+                f"SELECT {EVENT_COLUMNS} FROM events WHERE scope = %s AND commit_id >= %s AND "
+                "commit_id <= %s ORDER BY seq", (scope, commits[0].id, commits[-1].id))
+            return audit_entries(commits, map(event_from_row, rows), object_id)
 
     def observation_meta(self, scope: str, after_commit: int, until_commit: int
                          ) -> list[ObservationMeta]:
@@ -793,14 +775,6 @@ def _object(row: Sequence[Any]) -> Sequence[Any]:
     return (*row[:_OBJ_FEATURE], np.asarray(feature, dtype=np.float64).tobytes(),
             *row[_OBJ_FEATURE + 1:])
 
-
-def _conditions(scope: str, *pairs: tuple[str, Any]) -> tuple[list[str], list[Any]]:
-    where, args = ["scope = %s"], [scope]
-    for clause, value in pairs:
-        if value is not None:
-            where.append(clause)
-            args.append(value)
-    return where, args
 
 
 def _set_meta(conn: psycopg.Connection[Any], key: str, value: str) -> None:

@@ -30,6 +30,7 @@ from locimem.model import (
     TombstoneState,
 )
 from locimem.store.base import RowChanges
+from locimem.store.sql import audit_entries, audit_query, conditions
 from locimem.store.sqlite import backup as _backup
 from locimem.store.sqlite import bulk, files
 from locimem.store.sqlite.codec import (
@@ -468,10 +469,11 @@ class SQLiteStore:
         exclude_forgotten: bool = False, after_seq: int | None = None,
         before_seq: int | None = None,
     ) -> list[Event]:
-        where, args = _conditions(scope, ("label = ?", label), ("object_id = ?", object_id),
-                                  ("t >= ?", since), ("t <= ?", until),
-                                  ("commit_id <= ?", until_commit), ("seq > ?", after_seq),
-                                  ("seq < ?", before_seq))
+        where, args = conditions(
+            "?", scope, ("label = {p}", label),
+            ("object_id = {p}", object_id), ("t >= {p}", since), ("t <= {p}", until),
+            ("commit_id <= {p}", until_commit), ("seq > {p}", after_seq),
+            ("seq < {p}", before_seq))
         if kind:
             where.append(f"kind IN ({', '.join('?' * len(kind))})")
             args.extend(kind)
@@ -492,9 +494,10 @@ class SQLiteStore:
                      key: str | None = None, limit: int | None = None,
                      until_commit: int | None = None, after_seq: int | None = None
                      ) -> list[Observation]:
-        where, args = _conditions(scope, ("object_id = ?", object_id), ("rejected = ?", reason),
-                                  ("key = ?", key), ("commit_id <= ?", until_commit),
-                                  ("seq > ?", after_seq))
+        where, args = conditions(
+            "?", scope, ("object_id = {p}", object_id),
+            ("rejected = {p}", reason), ("key = {p}", key), ("commit_id <= {p}", until_commit),
+            ("seq > {p}", after_seq))
         if rejected is not None:
             where.append("rejected IS NOT NULL" if rejected else "rejected IS NULL")
         sql = (f"SELECT {OBSERVATION_COLUMNS} FROM observations WHERE {' AND '.join(where)} "
@@ -521,40 +524,18 @@ class SQLiteStore:
               ) -> list[AuditEntry]:
         """Commits that changed something (every non-scan commit, and scans with events),
         with their events, oldest first."""
-        where = ["c.scope = ?", "(c.kind != 'scan' OR EXISTS "
-                 "(SELECT 1 FROM events e WHERE e.commit_id = c.id))"]
-        args: list[Any] = [scope]
-        for clause, value in (("c.t >= ?", since), ("c.t <= ?", until),
-                              ("c.actor = ?", actor), ("c.recorded_at >= ?", recorded_since),
-                              ("c.recorded_at <= ?", recorded_until),
-                              ("c.id <= ?", until_commit), ("c.id > ?", after_commit)):
-            if value is not None:
-                where.append(clause)
-                args.append(value)
-        if kinds:
-            where.append(f"c.kind IN ({', '.join('?' * len(kinds))})")
-            args.extend(kinds)
-        if object_id is not None:
-            where.append("EXISTS (SELECT 1 FROM events e WHERE e.commit_id = c.id "
-                         "AND e.object_id = ?)")
-            args.append(object_id)
-        sql = (f"SELECT {', '.join('c.' + c for c in COMMIT_COLUMNS.split(', '))} "
-               f"FROM commits c WHERE {' AND '.join(where)} ORDER BY c.id")
-        if limit is not None:
-            sql += " LIMIT ?"
-            args.append(limit)
-        commits = [commit_from_row(row) for row in self.conn.execute(sql, args)]
-        entries = []
-        for c in commits:
-            events = tuple(
-                event_from_row(row) for row in self.conn.execute(
-                    f"SELECT {EVENT_COLUMNS} FROM events WHERE commit_id = ? ORDER BY seq",
-                    (c.id,))
-                if object_id is None or row[5] == object_id
-            )
-            entries.append(AuditEntry(commit=c.id, kind=c.kind, actor=c.actor, reason=c.reason,
-                                      t=c.t, recorded_at=c.recorded_at, events=events))
-        return entries
+        query, args = audit_query(
+            "?", scope, COMMIT_COLUMNS, since=since, until=until, actor=actor,
+            object_id=object_id, kinds=kinds, recorded_since=recorded_since,
+            recorded_until=recorded_until, limit=limit, until_commit=until_commit,
+            after_commit=after_commit)
+        commits = [commit_from_row(row) for row in self.conn.execute(query, args)]
+        if not commits:
+            return []
+        rows = self.conn.execute(
+            f"SELECT {EVENT_COLUMNS} FROM events WHERE scope = ? AND commit_id >= ? AND "
+            "commit_id <= ? ORDER BY seq", (scope, commits[0].id, commits[-1].id))
+        return audit_entries(commits, map(event_from_row, rows), object_id)
 
     def commits(self, scope: str) -> list[Commit]:
         return [
@@ -580,15 +561,6 @@ _KEYS = {"commits": "id", "observations": "seq", "events": "seq", "objects": "id
          "checkpoints": "commit_id", "prior_map": "id", "deltas": "id",
          "keyframes": "object_id"}
 
-
-def _conditions(scope: str, *pairs: tuple[str, Any]) -> tuple[list[str], list[Any]]:
-    """WHERE clauses for one scope plus every (clause, value) whose value is not None."""
-    where, args = ["scope = ?"], [scope]
-    for clause, value in pairs:
-        if value is not None:
-            where.append(clause)
-            args.append(value)
-    return where, args
 
 
 def _write(conn: sqlite3.Connection, scope: str, rows: tuple[list, list, list],

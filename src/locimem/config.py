@@ -129,12 +129,14 @@ class TrackerConfig:
     detection — learned from its own looks (Beta prior ``pd_prior`` with ``pd_prior_weight``
     pseudo-looks), capped at ``pd_max``, and reduced when only part of the place was visible,
     beyond ``range_edge`` of the range, or when the object subtends less than
-    ``small_angle_deg``. Depth readings are compared with a tolerance of ``depth_noise_m +
-    depth_noise_per_m * range`` (``see_through_m``: how far beyond its middle a surface must
-    be for the place to read empty). A sighting restores existence — read as 1 until the next
-    miss — to log-odds of ``evidence_per_sighting`` per sighting so far, up to
-    ``existence_max``. Published (``confirmed``) when promoted and confidence >=
-    ``publish_min``; ``lost`` once ``exp(-A / tau_s)`` falls below ``lost_below``
+    ``small_angle_deg``. A place the depth image sees through (empty) multiplies the odds by
+    ``empty_likelihood`` besides, as far as its box surely lies on the object (its position
+    uncertainty against its smallest half-extent). Depth readings are compared with a
+    tolerance of ``depth_noise_m + depth_noise_per_m * range`` (``see_through_m``: how far
+    beyond its middle a surface must be for the place to read empty). A sighting restores
+    existence — read as 1 until the next miss — to log-odds of ``evidence_per_sighting`` per
+    sighting so far, up to ``existence_max``. Published (``confirmed``) when promoted and
+    confidence >= ``publish_min``; ``lost`` once ``exp(-A / tau_s)`` falls below ``lost_below``
     (out-of-view time alone never loses an object). Every object that is not lost is
     matchable, and a lost one stays re-acquirable for the window. A tentative object that
     would be lost is ``EXPIRED`` instead.
@@ -187,6 +189,7 @@ class TrackerConfig:
     pd_prior: float = 0.8
     pd_prior_weight: float = 5.0
     pd_max: float = 0.95
+    empty_likelihood: float = 0.1
     existence_max: float = 0.9999
     evidence_per_sighting: float = 2.5
     promote_camera_min_mass: float = 1.8
@@ -251,7 +254,8 @@ class TrackerConfig:
                      "promote_camera_min_mass"):
             if getattr(self, name) < 0:
                 raise InvalidInput(f"{name} must be >= 0, got {getattr(self, name)}")
-        for name in ("pd_prior", "pd_max", "existence_max", "range_edge"):
+        for name in ("pd_prior", "pd_max", "existence_max", "range_edge",
+                     "empty_likelihood"):
             if not 0.0 < getattr(self, name) < 1.0:
                 raise InvalidInput(f"{name} must be in (0, 1), got {getattr(self, name)}")
         for name in ("feature_match_min", "min_detection_confidence", "position_alpha",

@@ -73,6 +73,48 @@ def test_a_present_object_detected_in_70_percent_of_looks_is_never_lost() -> Non
             EventKind.APPEARED]
 
 
+def _looks_to_lose(after) -> int:
+    """A cup seen ten times on the table, then missed: how many looks lose it, each with the
+    camera ``after`` gives."""
+    cup_c, cup_s = (2.0, -0.2, 0.80), (0.1, 0.1, 0.1)
+    there = _camera(cup_c, [(cup_c, cup_s)])
+    with ObjectMemory.open() as mem:
+        for k in range(10):
+            mem.observe(float(k), [Detection("cup", 0.9, cup_c, cup_s)], there)
+        for k in range(10, 30):
+            if any(e.kind is EventKind.LOST for e in mem.observe(float(k), [], after).events):
+                return k - 9
+    raise AssertionError("never lost")
+
+
+def test_a_place_seen_through_is_evidence_of_its_own() -> None:
+    """The detector's miss and the depth image are two witnesses: a cup whose place now shows
+    the wall behind it is lost sooner than one whose place still shows a surface (something
+    else stands there, so only the detector says it is gone)."""
+    cup_c = (2.0, -0.2, 0.80)
+    empty = _camera(cup_c)
+    occupied = _camera(cup_c, [(cup_c, (0.12, 0.12, 0.12))])  # a box where the cup stood
+    assert (_looks_to_lose(empty), _looks_to_lose(occupied)) == (3, 5)
+
+
+def test_a_first_sighting_from_afar_is_worth_what_its_noise_says() -> None:
+    """A new object's position estimate starts with the information of its first sighting
+    (noise 2 cm + 1 cm per metre of range): 3 m away, (2 / 5)^2 of a reference sighting, so
+    the next sightings move it further than they would a well-known one; replay agrees."""
+    cup_c, cup_s = (3.6, 0.0, 1.3), (0.1, 0.1, 0.1)  # 3 m in front of EYE
+    camera = look_at(EYE, cup_c, fov_deg=60.0, vfov_deg=45.0, range_m=6.0)
+    with ObjectMemory.open() as mem:
+        mem.observe(0.0, [Detection("cup", 0.9, cup_c, cup_s)], camera)
+        appeared = mem.events(kind="APPEARED")[0]
+        assert appeared.data["info"] == pytest.approx((0.02 / 0.05) ** 2)
+        assert mem._state.objects[1].pos_info == pytest.approx(0.16)
+        mem.observe(1.0, [Detection("cup", 0.9, (3.6, 0.05, 1.3), cup_s)], camera)
+        assert mem.get(1).center[1] == pytest.approx(0.025, abs=1e-4)  # half way: equals
+        mem.observe(2.0, [Detection("mug", 0.9, (0.0, 5.0, 0.5), cup_s)])  # no camera
+        assert "info" not in mem.events(kind="APPEARED")[-1].data  # no noise model to say
+        assert mem.snapshot() == mem.rebuild_from_log().snapshot()
+
+
 def test_a_scan_without_a_camera_leaves_camera_tracked_objects_unchanged() -> None:
     cup_c, cup_s = (2.0, -0.2, 0.80), (0.1, 0.1, 0.1)
     camera = _camera(cup_c, [(cup_c, cup_s)])

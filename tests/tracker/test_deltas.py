@@ -142,12 +142,31 @@ def test_a_prior_object_the_camera_sees_through_is_a_removed_delta(tmp_path: Pat
             break
     removed = [d for d in mem.deltas() if d["kind"] == "removed"]
     assert [(d["object"], d["status"], d["evidence"]["n"]) for d in removed] == [
-        (2, "confirmed", 8)]  # eight looks lost it (a prior object: detection prior 0.8)
+        (2, "confirmed", 5)]  # five looks seen through lost it (detection prior 0.8, and the
+    # depth's own evidence, weighed by how surely a map box one sighting is worth sits on it)
     applied = mem.consolidate()
     assert {d["object"] for d in applied} == {d["object"] for d in removed}
     assert 2 not in mem.prior_map() and 3 in mem.prior_map()
     assert mem.snapshot() == mem.rebuild_from_log().snapshot()
     mem.close()
+
+
+def test_an_addition_merged_into_another_identity_is_rejected_in_that_commit(
+        tmp_path: Path) -> None:
+    mem = _prior(tmp_path)
+    plant = Detection("plant", 0.9, (6.0, 3.0, 0.3), (0.3, 0.3, 0.6))
+    _scans(mem, 1.0, 6, [plant])
+    mem.confirm_delta(1, actor="alice")
+    merged = mem.merge(3, 4, actor="alice", reason="the plant is part of the counter")
+    assert _summary(mem) == [(1, "added", "rejected", 4, None)]
+    review = mem.delta(1)["history"][-1]
+    assert (review["status"], review["by"], review["reason"]) == (
+        "rejected", "evidence", "merged into #3")
+    assert [e.commit for e in mem.events(kind="DELTA")][-1] == merged.commit  # same commit
+    assert mem.consolidate() == []  # nothing left to add: no map entry for a merged identity
+    assert 4 not in mem.prior_map()
+    assert mem.snapshot() == mem.rebuild_from_log().snapshot()
+    mem.close()  # validate (conftest): no event speaks of #4 after the commit that merged it
 
 
 def test_an_object_not_in_the_prior_map_is_an_added_delta(tmp_path: Path) -> None:

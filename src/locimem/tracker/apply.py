@@ -64,7 +64,10 @@ def update_object(obj: ObjectState, obs: Observation, camera: bool = False) -> N
     # the estimate's information, in sightings at the reference noise: a jump starts afresh;
     # a step of gain w took information i to i / (1 - w) (a Kalman update, recorded as w)
     info = obj.pos_info if obj.pos_info > 0.0 else float(max(obj.n_detections, 1))
-    obj.pos_info = 1.0 if w >= 1.0 else info / (1.0 - w)
+    if w < 1.0:
+        obj.pos_info = info / (1.0 - w)
+    elif obj.n_detections > 0 or obj.pos_info <= 0.0:  # a first sighting keeps what it was worth
+        obj.pos_info = 1.0
     c, d = obj.center, obs.center
     obj.center = (c[0] + w * (d[0] - c[0]), c[1] + w * (d[1] - c[1]), c[2] + w * (d[2] - c[2]))
     s, e = obj.size, obs.size
@@ -331,6 +334,7 @@ def new_object(ev: Event) -> ObjectState:
         orientation=None if data.get("orientation") is None else tuple(data["orientation"]),
         # a prior-map entry: believed until the camera looks and misses it, not timed out
         seen_camera=bool(data.get("prior", False)),
+        pos_info=float(data.get("info", 0.0)),  # the first sighting's worth, if recorded
     )
     if "split_from" in data:  # born from another identity's held sightings
         obj.label_mass = dict(data["label_mass"])

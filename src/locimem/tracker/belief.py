@@ -32,6 +32,7 @@ __all__ = [
     "existence_cap",
     "innovation_sigma",
     "look_factor",
+    "place_certainty",
     "position_gain",
     "position_information",
     "sighting_sigma",
@@ -74,26 +75,37 @@ def look_factor(looks: PlaceLooks, k: int, camera: Camera, config: TrackerConfig
     return factor
 
 
-def absence_credit(obj: ObjectState, p: float, config: TrackerConfig) -> float:
-    """Seconds of absence (of ``tau_s``) one miss with probability of detection ``p`` adds:
-    ``tau_s * ln((1 - r p) / (1 - p))`` with ``r`` the object's existence (at most
-    ``existence_max``).
+def absence_credit(obj: ObjectState, p: float, config: TrackerConfig,
+                   empty: float = 0.0) -> float:
+    """Seconds of absence (of ``tau_s``) one miss adds: ``tau_s * ln(r / r')`` with ``r`` the
+    object's existence (at most ``existence_max``) and ``r'`` its Bayes update by the look's
+    likelihood ratio ``L = (1 - p) * e``: the detector's (a miss with probability of detection
+    ``p``) times the depth image's, ``e = 1 - empty * (1 - empty_likelihood)`` when an
+    ``empty`` share of the place was seen through (the depth reads nothing where the object
+    would be), 1 otherwise::
+
+        r' = r L / (1 - r + r L)
 
     >>> from locimem.tracker.state import ObjectState
     >>> cup = ObjectState(1, "cup", (0, 0, 0), (0.1, 0.1, 0.1), (0, 0, 0), 0.0, 0.0)
     >>> cup.n_looked_seen = 20
     >>> config = TrackerConfig()
-    >>> looks = 0
-    >>> while math.exp(-cup.absence_s / config.tau_s) >= config.lost_below:
-    ...     cup.absence_s += absence_credit(cup, 0.92, config)
-    ...     looks += 1
-    >>> looks     # a reliably detected object (p = 0.92) is lost at the fifth look
+    >>> def looks_to_lose(empty):
+    ...     cup.absence_s, n = 0.0, 0
+    ...     while math.exp(-cup.absence_s / config.tau_s) >= config.lost_below:
+    ...         cup.absence_s += absence_credit(cup, 0.92, config, empty)
+    ...         n += 1
+    ...     return n
+    >>> looks_to_lose(0.0)   # the detector alone (p = 0.92): lost at the fifth look
     5
+    >>> looks_to_lose(1.0)   # its place also seen through: at the third
+    3
     """
-    if p <= 0.0:
+    if p <= 0.0 and empty <= 0.0:
         return 0.0
     r = min(math.exp(-obj.absence_s / config.tau_s), existence_cap(obj, config))
-    return config.tau_s * math.log((1.0 - r * p) / (1.0 - p))
+    ratio = (1.0 - p) * (1.0 - empty * (1.0 - config.empty_likelihood))
+    return config.tau_s * math.log((1.0 - r + r * ratio) / ratio)
 
 
 def existence_cap(obj: ObjectState, config: TrackerConfig) -> float:
@@ -113,6 +125,27 @@ def existence_cap(obj: ObjectState, config: TrackerConfig) -> float:
     cap = math.log(config.existence_max / (1.0 - config.existence_max))
     logit = min(cap, config.evidence_per_sighting * obj.n_looked_seen)
     return 1.0 / (1.0 + math.exp(-logit))
+
+
+def place_certainty(obj: ObjectState, config: TrackerConfig) -> float:
+    """How surely the object's estimated box lies on the object itself, in [0, 1]:
+    ``1 - (sigma / h)^2``, with ``sigma = position_sigma_m / sqrt(information)`` the estimate's
+    position uncertainty and ``h`` the box's smallest half-extent. A place seen through is
+    evidence of absence only as far as the box is where the object would be: a 4 cm book
+    whose height is known to 2 cm may be seen "through" just above itself.
+
+    >>> from locimem.tracker.state import ObjectState
+    >>> book = ObjectState(1, "book", (0, 0, 0), (0.16, 0.23, 0.04), (0, 0, 0), 0.0, 0.0)
+    >>> config = TrackerConfig()
+    >>> [round(place_certainty(book, config), 2) for book.pos_info in (1, 4, 16, 50)]
+    [0.0, 0.75, 0.94, 0.98]
+    """
+    info = min(position_information(obj), config.position_info_max)
+    half = 0.5 * min(obj.size)
+    if half <= 0.0:
+        return 0.0
+    ratio = config.position_sigma_m / math.sqrt(info) / half
+    return max(0.0, 1.0 - ratio * ratio)
 
 
 # -- position ----------------------------------------------------------------------------------

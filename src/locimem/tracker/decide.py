@@ -45,7 +45,9 @@ from locimem.tracker.belief import (
     detection_probability,
     innovation_sigma,
     look_factor,
+    place_certainty,
     position_gain,
+    sighting_sigma,
 )
 from locimem.tracker.crowd import crowd_rejections
 from locimem.tracker.relocate import relocations
@@ -195,6 +197,9 @@ def decide(
         data = {"label": det.label, "center": list(det.center), "size": list(det.size)}
         if commit.actor != "tracker":  # the default source is left implicit
             data["source"] = commit.actor
+        if camera is not None:  # a far first sighting is worth less than one reference one
+            ratio = config.position_sigma_m / sighting_sigma(config, det, camera)
+            data["info"] = ratio * ratio
         ev = out.event(EventKind.APPEARED, oid, det.label, data)
         fresh = new_object(ev)
         after[oid] = _sighting(out, config, fresh, out.observation(i, det, oid, "new", 1.0, None),
@@ -209,9 +214,10 @@ def decide(
     missed: list[int] = []
     credits: list[float] = []
     if camera is not None:
-        for oid, factor in places.looked(set(after) | lost_now | gone):
+        for oid, factor, empty in places.looked(set(after) | lost_now | gone):
             obj = objects[oid]
-            credit = absence_credit(obj, detection_probability(obj, config) * factor, config)
+            credit = absence_credit(obj, detection_probability(obj, config) * factor, config,
+                                    empty)
             missed.append(oid)
             credits.append(credit)
             if obj.seen_camera and obj.absence_s + credit > config.lost_after_s:
@@ -352,26 +358,31 @@ class _PlaceCheck:
         # a tentative object's place is too uncertain for its emptiness to mean much
         return obj.promoted and state in (Place.EMPTY, Place.IN_VIEW)
 
-    def looked(self, exclude: set[int]) -> list[tuple[int, float]]:
+    def looked(self, exclude: set[int]) -> list[tuple[int, float, float]]:
         """Live objects (leaving out ``exclude``) whose place the camera had wholly in view and
         range and not hidden — seen through, showing a surface where the object would be, or,
         without a depth image, simply in view — in id order, each with the share of its
-        probability of detection this look allows (:func:`~locimem.tracker.belief.look_factor`).
+        probability of detection this look allows (:func:`~locimem.tracker.belief.look_factor`)
+        and the share of it seen through (the visible share of an ``EMPTY`` place, else 0).
         Occluded, no-reading and out-of-view places are neutral."""
         camera = self.camera
         assert camera is not None
-        state = self.state
-        candidates = sorted(oid for _, oid in state.grid.near(camera.position, camera.range_m)
-                            if oid not in exclude and not state.objects[oid].lost)
+        objects = self.state.objects
+        candidates = sorted(oid for _, oid in self.state.grid.near(camera.position,
+                                                                   camera.range_m)
+                            if oid not in exclude and not objects[oid].lost)
         if not candidates:
             return []
         looks = self._looks(candidates)
         out = []
         for k, oid in enumerate(candidates):
-            if int(looks.states[k]) in LOOKED:
+            place = int(looks.states[k])
+            if place in LOOKED:
                 factor = look_factor(looks, k, camera, self.config)
-                if factor > 0.0:
-                    out.append((oid, factor))
+                empty = (float(looks.visible[k]) * place_certainty(objects[oid], self.config)
+                         if place == Place.EMPTY else 0.0)
+                if factor > 0.0 or empty > 0.0:
+                    out.append((oid, factor, empty))
         return out
 
 

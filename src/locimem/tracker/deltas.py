@@ -17,7 +17,8 @@ advances deltas:
 
 A delta is ``pending`` until ``delta_confirm_after`` supporting sightings (for ``removed``: the
 misses that lost it) make it ``confirmed``; contrary evidence (the object seen back at its
-prior place, or seen again after it was lost) or a person makes it ``rejected``; and
+prior place, or seen again after it was lost; for ``added``, its identity merged into
+another) or a person makes it ``rejected``; and
 :meth:`ObjectMemory.consolidate` turns confirmed deltas into ``applied`` by updating the prior
 map. Every change is a DELTA event carrying the delta whole, so replay restores it exactly. A
 rejected delta stays recorded, and the same evidence (the same place, the same loss) does not
@@ -53,14 +54,19 @@ def detect(state: MemoryState, records: Sequence[Any], config: TrackerConfig) ->
     t = records[0].t
     seen: dict[int, int] = defaultdict(int)  # sightings that moved the object, per object
     kinds: dict[int, set[EventKind]] = defaultdict(set)
+    absorbed: dict[int, int] = {}  # identity merged away -> the one it was merged into
     for r in records:
         if isinstance(r, Observation) and r.object_id is not None and r.weight > 0.0:
             seen[r.object_id] += 1
         elif isinstance(r, Event):
             kinds[r.object_id].add(r.kind)
+            if r.kind is EventKind.MERGED:
+                absorbed[int(r.data["absorbed"])] = r.object_id
     run = _Detector(state, config, t)
     for oid in sorted(set(seen) | set(kinds)):
         run.object(oid, seen.get(oid, 0), kinds.get(oid, set()))
+    for gone, into in sorted(absorbed.items()):
+        run.merged(gone, into)
     return run.out
 
 
@@ -186,6 +192,13 @@ class _Detector:
                 self._support(reshaped, n_seen, _box(obj))
         elif reshaped is not None:
             self._reject(reshaped, "its box matches the prior box again")
+
+    def merged(self, gone: int, into: int) -> None:
+        """Identity ``gone`` was merged into ``into`` in this commit: an addition opened
+        for it no longer stands (what it saw is now ``into``'s evidence, judged as such)."""
+        added = self._open(gone, "added")
+        if added is not None:
+            self._reject(added, f"merged into #{into}")
 
     def _unmapped(self, obj: ObjectState, n_seen: int, kinds: set[EventKind]) -> None:
         """An object the prior map does not have: an addition, or a prior object that moved

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from locimem.index.grid import SpatialGrid
+from locimem.index.grid import BLOCK, SpatialGrid
 
 Vec3 = tuple[float, float, float]
 
@@ -72,6 +72,11 @@ def _check(grid: SpatialGrid, points: dict[int, Vec3], queries: list[Vec3],
            radii: list[float], ks: list[int]) -> None:
     assert len(grid) == len(points)
     assert sorted(grid.items()) == sorted(points.items())
+    # the blocks list exactly the occupied cells, each under its own block
+    blocks: dict = {}
+    for cell in grid._cells:
+        blocks.setdefault(tuple(c // BLOCK for c in cell), set()).add(cell)
+    assert grid._blocks == blocks
     for key, q in points.items():
         assert key in grid
         assert grid.position(key) == q
@@ -164,3 +169,25 @@ def test_empty_grid_and_bad_cell_size() -> None:
     for bad in (0.0, -1.0, float("nan")):
         with pytest.raises(ValueError, match=r"^cell_m must be > 0, got "):
             SpatialGrid(bad)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), spread=st.sampled_from([5.0, 40.0, 400.0]),
+       radii=st.lists(st.floats(0.0, 60.0), min_size=1, max_size=3))
+def test_large_queries_over_a_wide_map_walk_blocks_and_match_brute_force(
+    seed: int, spread: float, radii: list[float]
+) -> None:
+    """A camera's 8 m view (and more) over a map hundreds of metres wide: the query walks the
+    blocks it overlaps, or the occupied blocks when those are fewer, and answers exactly."""
+    rng = random.Random(seed)
+    grid = SpatialGrid(1.0)
+    points: dict[int, Vec3] = {}
+    for key in range(300):
+        p = (rng.uniform(-spread, spread), rng.uniform(-spread, spread), rng.uniform(0, 3))
+        grid.set(key, p)
+        points[key] = p
+    for key in range(0, 300, 5):  # emptied cells leave their blocks
+        grid.remove(key)
+        del points[key]
+    queries = [points[k] for k in (1, 2)] + [(0.0, 0.0, 1.0)]
+    _check(grid, points, queries, radii, [3])

@@ -2,7 +2,9 @@
 
 It is a cache — rebuildable from the objects at any time, never the source of truth. Updates
 and radius queries touch only the cells near the point, so their cost does not grow with the
-number of objects held (for a bounded local density).
+number of objects held (for a bounded local density). A large query (a camera's 8 m view)
+walks *blocks* of ``BLOCK`` cells a side, each listing its occupied cells, so it too costs what
+lies inside it, not what the memory holds.
 """
 
 from __future__ import annotations
@@ -14,11 +16,14 @@ from collections.abc import Callable, Iterator
 Vec3 = tuple[float, float, float]
 Cell = tuple[int, int, int]
 
+BLOCK = 8  # cells a side of a block (a query spanning more than BLOCK_CELLS walks blocks)
+BLOCK_CELLS = 64
+
 
 class SpatialGrid:
     """Points keyed by an integer id, bucketed in cubic cells of ``cell_m`` metres."""
 
-    __slots__ = ("_cells", "_inv", "_points", "cell_m")
+    __slots__ = ("_blocks", "_cells", "_inv", "_points", "cell_m")
 
     def __init__(self, cell_m: float = 1.0) -> None:
         if not cell_m > 0:
@@ -26,6 +31,7 @@ class SpatialGrid:
         self.cell_m = float(cell_m)
         self._inv = 1.0 / self.cell_m
         self._cells: dict[Cell, set[int]] = {}
+        self._blocks: dict[Cell, set[Cell]] = {}  # block -> its occupied cells
         self._points: dict[int, Vec3] = {}
 
     def __len__(self) -> int:
@@ -51,40 +57,73 @@ class SpatialGrid:
         if old is not None:
             old_cell = self._cell(old)
             if old_cell != new_cell:
-                bucket = self._cells[old_cell]
-                bucket.discard(key)
-                if not bucket:
-                    del self._cells[old_cell]
-                self._cells.setdefault(new_cell, set()).add(key)
+                self._drop(old_cell, key)
+                self._add(new_cell, key)
         else:
-            self._cells.setdefault(new_cell, set()).add(key)
+            self._add(new_cell, key)
         self._points[key] = p
 
     def remove(self, key: int) -> None:
         p = self._points.pop(key, None)
         if p is None:
             return
-        cell = self._cell(p)
+        self._drop(self._cell(p), key)
+
+    def _add(self, cell: Cell, key: int) -> None:
+        bucket = self._cells.get(cell)
+        if bucket is None:
+            bucket = self._cells[cell] = set()
+            block = (cell[0] // BLOCK, cell[1] // BLOCK, cell[2] // BLOCK)
+            self._blocks.setdefault(block, set()).add(cell)
+        bucket.add(key)
+
+    def _drop(self, cell: Cell, key: int) -> None:
         bucket = self._cells[cell]
         bucket.discard(key)
         if not bucket:
             del self._cells[cell]
+            block = (cell[0] // BLOCK, cell[1] // BLOCK, cell[2] // BLOCK)
+            cells = self._blocks[block]
+            cells.discard(cell)
+            if not cells:
+                del self._blocks[block]
 
     def _cells_in_box(self, lo: Vec3, hi: Vec3) -> Iterator[set[int]]:
+        """The occupied cells' buckets overlapping the box [lo, hi]: by looking each cell up,
+        or, when that would take more lookups than there are occupied cells in the blocks the
+        box overlaps, by walking those."""
         c0, c1 = self._cell(lo), self._cell(hi)
-        span = (c1[0] - c0[0] + 1) * (c1[1] - c0[1] + 1) * (c1[2] - c0[2] + 1)
-        if span > len(self._cells):  # sparse: walking the occupied cells is cheaper
-            for cell, bucket in self._cells.items():
-                if all(c0[i] <= cell[i] <= c1[i] for i in range(3)):
-                    yield bucket
-            return
+        x0, y0, z0 = c0
+        x1, y1, z1 = c1
+        span = (x1 - x0 + 1) * (y1 - y0 + 1) * (z1 - z0 + 1)
         cells = self._cells
-        for i in range(c0[0], c1[0] + 1):
-            for j in range(c0[1], c1[1] + 1):
-                for k in range(c0[2], c1[2] + 1):
+        if span > BLOCK_CELLS:
+            inside = self._blocks_in(c0, c1)
+            if sum(len(found) for found in inside) < span:
+                for found in inside:
+                    for cell in found:
+                        if x0 <= cell[0] <= x1 and y0 <= cell[1] <= y1 and z0 <= cell[2] <= z1:
+                            yield cells[cell]
+                return
+        for i in range(x0, x1 + 1):
+            for j in range(y0, y1 + 1):
+                for k in range(z0, z1 + 1):
                     bucket = cells.get((i, j, k))
                     if bucket:
                         yield bucket
+
+    def _blocks_in(self, c0: Cell, c1: Cell) -> list[set[Cell]]:
+        """The occupied cells of each occupied block overlapping cells c0..c1."""
+        b0 = (c0[0] // BLOCK, c0[1] // BLOCK, c0[2] // BLOCK)
+        b1 = (c1[0] // BLOCK, c1[1] // BLOCK, c1[2] // BLOCK)
+        blocks = self._blocks
+        if (b1[0] - b0[0] + 1) * (b1[1] - b0[1] + 1) * (b1[2] - b0[2] + 1) > len(blocks):
+            return [found for b, found in blocks.items()
+                    if b0[0] <= b[0] <= b1[0] and b0[1] <= b[1] <= b1[1]
+                    and b0[2] <= b[2] <= b1[2]]
+        get = blocks.get
+        return [found for i in range(b0[0], b1[0] + 1) for j in range(b0[1], b1[1] + 1)
+                for k in range(b0[2], b1[2] + 1) if (found := get((i, j, k)))]
 
     def near(self, p: Vec3, radius: float) -> list[tuple[float, int]]:
         """``(distance, key)`` for every point within ``radius`` of ``p``, nearest first
@@ -98,7 +137,7 @@ class SpatialGrid:
         z0, z1 = math.floor((p[2] - pad) * inv), math.floor((p[2] + pad) * inv)
         points, cells, dist = self._points, self._cells, math.dist
         out = []
-        if (x1 - x0 + 1) * (y1 - y0 + 1) * (z1 - z0 + 1) > len(cells):
+        if (x1 - x0 + 1) * (y1 - y0 + 1) * (z1 - z0 + 1) > BLOCK_CELLS:
             lo = (p[0] - pad, p[1] - pad, p[2] - pad)
             hi = (p[0] + pad, p[1] + pad, p[2] + pad)
             for bucket in self._cells_in_box(lo, hi):

@@ -18,7 +18,6 @@ so the cost grows with how many objects share the labels concerned, not with the
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Iterable
 
@@ -82,25 +81,27 @@ def relocations(state: MemoryState, config: TrackerConfig, t: float,
     def current(oid: int) -> ObjectState:
         return after.get(oid) or state.objects[oid]
 
-    # the labels in question, and the objects holding them (through the label index: the
-    # cost is that of the objects sharing those labels, not of the whole memory)
-    labels = {current(oid).label for oid in (*promoted_now, *lost_now, *doubted_now)
-              if oid in after or oid in state.objects}
-    ids = {oid for label in labels for oid in state.with_label(label)}
-    ids |= {oid for oid, o in after.items() if o.label in labels}  # sighted, maybe relabelled
-    # per label, newest first: a new identity must be first seen after the old one was last
-    # seen, so a search for one stops at the first object older than that
-    by_label: dict[str, list[ObjectState]] = {}
-    for oid in ids - dead:
-        o = current(oid)
-        if o.label in labels:
-            by_label.setdefault(o.label, []).append(o)
-    for group in by_label.values():
-        group.sort(key=lambda o: (-o.first_seen, o.id))
+    # the objects holding a label (through the label index: the cost is that of the objects
+    # sharing the labels concerned, not of the whole memory), as this scan leaves them; the
+    # sighted ones are filed under their new label (a relabelled one moves group)
+    sighted: dict[str, list[ObjectState]] = {}
+    for o in after.values():
+        sighted.setdefault(o.label, []).append(o)
+    groups: dict[str, list[ObjectState]] = {}
+
+    def group(label: str) -> list[ObjectState]:
+        found = groups.get(label)
+        if found is None:
+            objects = state.objects
+            found = [objects[oid] for oid in state.with_label(label)
+                     if oid not in after and oid not in dead]
+            found += [o for o in sighted.get(label, ()) if o.id not in dead]
+            groups[label] = found
+        return found
 
     def newer_than(old: ObjectState) -> list[ObjectState]:
-        group = by_label.get(old.label, [])
-        return list(itertools.takewhile(lambda o: o.first_seen > old.last_seen, group))
+        # a new identity is first seen after the old one was last seen
+        return [o for o in group(old.label) if o.first_seen > old.last_seen]
 
     pairs: list[tuple[int, int]] = []
     used: set[int] = set()
@@ -108,7 +109,7 @@ def relocations(state: MemoryState, config: TrackerConfig, t: float,
         if nid in dead:
             continue
         new = current(nid)
-        olds = [o for o in by_label.get(new.label, []) if _fits(o, new, config)
+        olds = [o for o in group(new.label) if _fits(o, new, config)
                 and _unaccounted(o, t, config, lost_now, doubted_now)]
         old = _pick(new, olds, config) if olds else None
         if old is None or old.id in used:
@@ -126,7 +127,7 @@ def relocations(state: MemoryState, config: TrackerConfig, t: float,
         new = _pick(old, news, config) if news else None
         if new is None:
             continue
-        olds = [o for o in by_label.get(new.label, []) if o.id not in used
+        olds = [o for o in group(new.label) if o.id not in used
                 and _fits(o, new, config) and _unaccounted(o, t, config, lost_now, doubted_now)]
         if _pick(new, olds, config) is old:
             pairs.append((oid, new.id))

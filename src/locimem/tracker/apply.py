@@ -169,6 +169,7 @@ def apply(state: MemoryState, record: Record, lost_after_s: float,
             obj = objects[oid]
             obj.n_missed += 1
             obj.absence_s += credit
+            state.note_absence(obj)
         for a, b in record.together:
             if a in objects:
                 objects[a].together.add(b)
@@ -288,10 +289,12 @@ def _apply_event(state: MemoryState, ev: Event, lost_after_s: float) -> None:
     elif kind is EventKind.LOST:
         obj.lost = True
         obj.lost_at = ev.t
+        state.note_absence(obj)
         state.scene.remove(obj.id)
     elif kind is EventKind.REACQUIRED:
         obj.lost = False
         obj.lost_at = None
+        state.note_absence(obj)
         state.schedule_loss(obj, lost_after_s)
         _reindex(state, obj)
     elif kind is EventKind.CORRECTED:

@@ -12,8 +12,9 @@ moved today" tell the story.
 
 Checked when a new identity is promoted (its old self already doubted or lost) and when an old
 identity is doubted or lost (its new self already promoted). Pure: reads the state and the
-objects as this scan leaves them, returns pairs. Candidates come from the state's label index,
-so the cost grows with how many objects share the labels concerned, not with the memory.
+objects as this scan leaves them, returns pairs. Candidates come from the state's label index:
+the objects of a label missed since their last sighting or lost, and those first seen after a
+time — never the memory, nor a label's every object.
 """
 
 from __future__ import annotations
@@ -81,27 +82,32 @@ def relocations(state: MemoryState, config: TrackerConfig, t: float,
     def current(oid: int) -> ObjectState:
         return after.get(oid) or state.objects[oid]
 
-    # the objects holding a label (through the label index: the cost is that of the objects
-    # sharing the labels concerned, not of the whole memory), as this scan leaves them; the
-    # sighted ones are filed under their new label (a relabelled one moves group)
+    # the candidates come from the state's label index (the cost is that of the few absent or
+    # newer objects of the labels concerned, not of the memory or of a label's every object),
+    # as this scan leaves them; the sighted ones are filed under their new label
     sighted: dict[str, list[ObjectState]] = {}
     for o in after.values():
-        sighted.setdefault(o.label, []).append(o)
-    groups: dict[str, list[ObjectState]] = {}
+        if o.id not in dead:
+            sighted.setdefault(o.label, []).append(o)
+    missing = [current(oid) for oid in (*lost_now, *doubted_now)
+               if oid not in dead and oid in state.objects]
 
-    def group(label: str) -> list[ObjectState]:
-        found = groups.get(label)
-        if found is None:
-            objects = state.objects
-            found = [objects[oid] for oid in state.with_label(label)
-                     if oid not in after and oid not in dead]
-            found += [o for o in sighted.get(label, ()) if o.id not in dead]
-            groups[label] = found
-        return found
+    def absent(label: str) -> list[ObjectState]:
+        """Those that could be unaccounted for: missed since their last sighting, lost, or
+        doubted or lost in this scan."""
+        objects = state.objects
+        found = [objects[oid] for oid in state.absent_with_label(label)
+                 if oid not in after and oid not in dead]
+        return found + [o for o in missing if o.label == label and o.n_missed == 0
+                        and not o.lost]
 
     def newer_than(old: ObjectState) -> list[ObjectState]:
         # a new identity is first seen after the old one was last seen
-        return [o for o in group(old.label) if o.first_seen > old.last_seen]
+        objects = state.objects
+        found = [objects[oid] for oid in state.first_seen_after(old.label, old.last_seen)
+                 if oid not in after and oid not in dead]
+        return found + [o for o in sighted.get(old.label, ())
+                        if o.first_seen > old.last_seen]
 
     pairs: list[tuple[int, int]] = []
     used: set[int] = set()
@@ -109,7 +115,7 @@ def relocations(state: MemoryState, config: TrackerConfig, t: float,
         if nid in dead:
             continue
         new = current(nid)
-        olds = [o for o in group(new.label) if _fits(o, new, config)
+        olds = [o for o in absent(new.label) if _fits(o, new, config)
                 and _unaccounted(o, t, config, lost_now, doubted_now)]
         old = _pick(new, olds, config) if olds else None
         if old is None or old.id in used:
@@ -127,7 +133,7 @@ def relocations(state: MemoryState, config: TrackerConfig, t: float,
         new = _pick(old, news, config) if news else None
         if new is None:
             continue
-        olds = [o for o in group(new.label) if o.id not in used
+        olds = [o for o in absent(new.label) if o.id not in used
                 and _fits(o, new, config) and _unaccounted(o, t, config, lost_now, doubted_now)]
         if _pick(new, olds, config) is old:
             pairs.append((oid, new.id))

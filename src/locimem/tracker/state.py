@@ -6,6 +6,7 @@ queue are *indexes*: derived from the objects, rebuilt on open, never written to
 
 from __future__ import annotations
 
+import bisect
 import heapq
 from typing import Any
 
@@ -45,9 +46,14 @@ class MemoryState:
         self.keyframes: dict[int, tuple[Keyframe, ...]] = {}
         # deltas by (kind, evidence identity) and by ("object", prior object): delta ids
         self.delta_index: dict[tuple[Any, int], list[int]] = {}
-        # objects by voted label (an index, like the grid): label -> ids, and id -> label
+        # objects by voted label (an index, like the grid): label -> ids, and id -> label;
+        # per label, the ids missed since their last sighting or lost, and (first seen, id)
+        # in order (with the key each id is filed under)
         self._by_label: dict[str, set[int]] = {}
         self._label_of: dict[int, str] = {}
+        self._absent: dict[str, set[int]] = {}
+        self._born: dict[str, list[tuple[float, int]]] = {}
+        self._born_key: dict[int, tuple[float, int]] = {}
         # whether the commit being applied came with a camera (set by apply at each commit)
         self.camera_commit = False
         # loss queue: (deadline, id) for objects not lost whose belief is time-only (last seen
@@ -87,30 +93,66 @@ class MemoryState:
         self.features.remove(object_id)
         label = self._label_of.pop(object_id, None)
         if label is not None:
-            self._by_label[label].discard(object_id)
+            self._unfile(object_id, label)
 
     def index_label(self, obj: ObjectState) -> None:
-        """File the object under its voted label (after it appeared or its label changed)."""
+        """File the object under its voted label (after it appeared, was sighted, or its label
+        or absence changed)."""
         if self._deferred:
             return
-        old = self._label_of.get(obj.id)
-        if old == obj.label:
+        oid, label = obj.id, obj.label
+        old = self._label_of.get(oid)
+        if old != label:
+            if old is not None:
+                self._unfile(oid, old)
+            self._label_of[oid] = label
+            self._by_label.setdefault(label, set()).add(oid)
+        key = (obj.first_seen, oid)
+        if self._born_key.get(oid) != key:  # new here, or first seen earlier (a merge)
+            if old == label:
+                self._born[label].remove(self._born_key[oid])
+            bisect.insort(self._born.setdefault(label, []), key)
+            self._born_key[oid] = key
+        self.note_absence(obj)
+
+    def note_absence(self, obj: ObjectState) -> None:
+        """Keep the object among its label's absent ones while it is missed or lost."""
+        if self._deferred:
             return
-        if old is not None:
-            self._by_label[old].discard(obj.id)
-        self._label_of[obj.id] = obj.label
-        self._by_label.setdefault(obj.label, set()).add(obj.id)
+        if obj.lost or obj.n_missed:
+            self._absent.setdefault(obj.label, set()).add(obj.id)
+        else:
+            absent = self._absent.get(obj.label)
+            if absent is not None:
+                absent.discard(obj.id)
+
+    def _unfile(self, oid: int, label: str) -> None:
+        self._by_label[label].discard(oid)
+        self._absent.get(label, set()).discard(oid)
+        self._born[label].remove(self._born_key.pop(oid))
 
     def with_label(self, label: str) -> set[int]:
         """Ids of the objects whose voted label is ``label`` (a view: do not change it)."""
         return self._by_label.get(label, set())
+
+    def absent_with_label(self, label: str) -> set[int]:
+        """Ids of the objects with voted label ``label`` that looks have missed since their
+        last sighting, or that are lost (a view: do not change it)."""
+        return self._absent.get(label, set())
+
+    def first_seen_after(self, label: str, t: float) -> list[int]:
+        """Ids of the objects with voted label ``label`` first seen after ``t``, oldest
+        first."""
+        born = self._born.get(label, [])
+        return [oid for _, oid in born[bisect.bisect_right(born, (t, float("inf"))):]]
 
     def rebuild_indexes(self, lost_after_s: float) -> None:
         """Build every index from the objects (on open, and at the end of a replay)."""
         self._deferred = False
         self.grid = SpatialGrid(self.grid.cell_m)
         self.features = FeatureMatrix(self.features.approximate_above)
-        self._by_label, self._label_of = {}, {}
+        self._by_label, self._label_of, self._absent = {}, {}, {}
+        self._born, self._born_key = {}, {}
         for oid in sorted(self.objects):
             self.place_object(self.objects[oid])
         self.tomb_grid = SpatialGrid(self.grid.cell_m)

@@ -1,0 +1,47 @@
+"""The state's label index — each label's objects, those missed or lost, and their order of
+first sighting — is kept exactly as a rebuild from the objects makes it, through a day with
+moves across rooms, misses, losses, merges and relabels."""
+
+from __future__ import annotations
+
+import pytest
+
+from locimem import ObjectMemory
+from locimem.sim.scenarios import build
+from locimem.tracker.state import MemoryState
+
+
+def _derived(state: MemoryState) -> tuple[dict, dict, dict]:
+    """The index as the objects define it (labels with no object left are not compared)."""
+    by_label: dict[str, set[int]] = {}
+    absent: dict[str, set[int]] = {}
+    born: dict[str, list[tuple[float, int]]] = {}
+    for o in state.objects.values():
+        by_label.setdefault(o.label, set()).add(o.id)
+        born.setdefault(o.label, []).append((o.first_seen, o.id))
+        if o.lost or o.n_missed:
+            absent.setdefault(o.label, set()).add(o.id)
+    return by_label, absent, {label: sorted(b) for label, b in born.items()}
+
+
+def _index(state: MemoryState) -> tuple[dict, dict, dict]:
+    return ({k: v for k, v in state._by_label.items() if v},
+            {k: v for k, v in state._absent.items() if v},
+            {k: v for k, v in state._born.items() if v})
+
+
+@pytest.mark.parametrize("name", ["moves_across_rooms", "thin_removals", "heavy_flicker"])
+def test_the_live_label_index_is_the_one_the_objects_define(name: str) -> None:
+    scenario = build(name)
+    with ObjectMemory.open() as mem:
+        for k, frame in enumerate(scenario.frames):
+            mem.observe(frame.t, list(frame.detections), frame.camera)
+            if k % 25 == 0:
+                assert _index(mem._state) == _derived(mem._state), frame.t
+        state = mem._state
+        assert _index(state) == _derived(state)
+        assert any(state._absent.values())  # the day did miss and lose things
+        assert _index(mem.rebuild_from_log()) == _index(state)
+        for label, born in _derived(state)[2].items():
+            for t in (-1.0, born[len(born) // 2][0], born[-1][0]):
+                assert state.first_seen_after(label, t) == [oid for f, oid in born if f > t]

@@ -71,7 +71,7 @@ from locimem.memory import ObjectMemory
 from locimem.store.base import is_postgres_url
 from locimem.store.sqlite import SQLiteStore
 from locimem.store.sqlite.schema import SCHEMA_VERSION
-from locimem.tracker.load import replay_stale_cache
+from locimem.tracker.load import gc_paused, replay_stale_cache
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "ExportReport", "FileEntry", "ImportReport", "Manifest",
            "check_directory", "export_memory", "import_memory", "verify_directory"]
@@ -158,7 +158,8 @@ def export_memory(store_path: str | os.PathLike[str], directory: str | os.PathLi
         part = target.parent / f".{target.name}.{secrets.token_hex(4)}.partial"
         part.mkdir()  # with the usual permissions (mkdtemp's are private)
         stack.callback(shutil.rmtree, part, ignore_errors=True)
-        files, counts = _write_tables(conn, scope, part, progress)
+        with gc_paused():  # batches of rows live together: see _write_tables
+            files, counts = _write_tables(conn, scope, part, progress)
         files[MEMORY] = _write_file(part, MEMORY, _document(
             _memory_document(memory, conn, scope, scene, frame)).encode())
         last_id, last_t = conn.execute(
@@ -242,7 +243,9 @@ def _open_source(source: Path, scratch: Path, stack: contextlib.ExitStack
 
 def _write_tables(conn: sqlite3.Connection, scope: str, part: Path,
                   progress: Progress | None) -> tuple[dict[str, FileEntry], dict[str, int]]:
-    """Every table of the scope as JSON lines (and the embeddings as ``.npy``)."""
+    """Every table of the scope as JSON lines (and the embeddings as ``.npy``). Run with the
+    cyclic garbage collector paused (a batch's rows live together, and every collection would
+    walk them again; reference counting frees each batch)."""
     sizes = {t.name: conn.execute(f"SELECT count(*) FROM {t.name} WHERE scope = ?",
                                   (scope,)).fetchone()[0] for t in TABLES}
     ticks = _Ticks(progress, sum(math.ceil(n / BATCH_ROWS) for n in sizes.values()))

@@ -5,6 +5,7 @@ unusual — the row-by-row path's own error."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 
@@ -87,3 +88,134 @@ def test_canonical_json_encoder_is_encode_json():
         assert fast(s) == encode_json(s)
     with pytest.raises(ValueError):
         fast([math.inf])
+
+
+# -- import ------------------------------------------------------------------------------------
+def _memory(path):
+    import numpy as np
+
+    from locimem import Detection, ObjectMemory
+
+    with ObjectMemory.open(path, scope="home") as m:
+        for t in range(12):
+            m.observe(float(t), [
+                Detection("cup", 0.9, (1.0 + 0.01 * t, 1.0, 0.8), (0.1, 0.1, 0.1),
+                          feature=np.ones(4)),
+                Detection("café, the", 0.8, (3.0, 1.0, 0.8), (0.2, 0.1, 0.1),
+                          feature=np.arange(4.0)),
+                Detection("plate", 0.7, (5.0, 2.0, 0.8), (0.2, 0.2, 0.02))])
+        m.define_room("kitchen", [(0.0, 0.0), (6.0, 0.0), (6.0, 6.0), (0.0, 6.0)])
+
+
+@pytest.fixture(scope="module")
+def directory(tmp_path_factory):
+    from locimem.interchange.export import export_memory
+
+    root = tmp_path_factory.mktemp("columns")
+    _memory(root / "src.loci")
+    export_memory(root / "src.loci", root / "dir", scope="home")
+    return root / "dir"
+
+
+@pytest.mark.parametrize("batch", [1, 2, 3, 7, 10_000])
+def test_import_in_batches_of_any_size_round_trips(directory, tmp_path, monkeypatch, batch):
+    from locimem.interchange import load
+    from locimem.interchange.export import export_memory, import_memory
+
+    monkeypatch.setattr(load, "BATCH_ROWS", batch)
+    taken = []
+    real = load._RowReader._batch
+
+    def spy(self, lines):
+        rows = real(self, lines)
+        taken.append(rows is not None)
+        return rows
+
+    monkeypatch.setattr(load._RowReader, "_batch", spy)
+    import_memory(directory, tmp_path / "m.loci")
+    assert any(taken)  # the column path took batches
+    export_memory(tmp_path / "m.loci", tmp_path / "again", scope="home")
+    for name in ("manifest.json", "log/observations.jsonl", "state/objects.jsonl",
+                 "embeddings/observations.npy", "embeddings/objects.npy"):
+        assert (tmp_path / "again" / name).read_bytes() == (directory / name).read_bytes()
+
+
+def _reseal(copy):
+    import hashlib
+
+    from locimem.interchange.export import _document, _manifest_digest
+
+    manifest = json.loads((copy / "manifest.json").read_text())
+    for name, entry in manifest["files"].items():
+        data = copy.joinpath(*name.split("/")).read_bytes()
+        entry["sha256"], entry["bytes"] = hashlib.sha256(data).hexdigest(), len(data)
+    manifest["manifest_sha256"] = _manifest_digest(manifest)
+    (copy / "manifest.json").write_bytes(_document(manifest).encode())
+
+
+@pytest.mark.parametrize(("line", "column", "value", "match"), [
+    (5, "cx", 1e9, r"observations.jsonl line 5: cx must lie within"),
+    (6, "confidence", 1.5, r"observations.jsonl line 6: confidence must be in \[0, 1\]"),
+    (4, "label", "", r"observations.jsonl line 4: label must not be empty"),
+    (7, "label", "cup\u200b", r"observations.jsonl line 7: label"),
+    (3, "seq", "3", r"observations.jsonl line 3: seq '3' is not after"),
+    (8, "t", True, r"observations.jsonl line 8: t must be a finite number"),
+    (2, "idx", 2**64, r"observations.jsonl line 2: idx must be a 64-bit integer"),
+    (9, "orientation", [1.0, "a\x00", 0.0, 0.0], r"observations.jsonl line 9: orientation"),
+    (5, "sz", -0.5, r"observations.jsonl line 5: sz must be in \[0,"),
+    (6, "feature", 99, r"observations.jsonl line 6: feature cannot be stored"),
+    (4, "commit_id", None, r"observations.jsonl line 4: commit_id must not be null"),
+])
+@pytest.mark.parametrize("batch", [4, 10_000])
+def test_a_bad_value_in_any_batch_is_refused_at_its_line(directory, tmp_path, monkeypatch,
+                                                         batch, line, column, value, match):
+    import shutil
+
+    from locimem.interchange import load
+    from locimem.interchange.export import import_memory
+
+    monkeypatch.setattr(load, "BATCH_ROWS", batch)
+    copy = tmp_path / "forged"
+    shutil.copytree(directory, copy)
+    path = copy / "log" / "observations.jsonl"
+    rows = [json.loads(x) for x in path.read_text().splitlines()]
+    if column == "feature":  # the row of another observation's embedding
+        value = rows[line - 2]["feature"]
+    rows[line - 1][column] = value
+    path.write_text("".join(_line(r) + "\n" for r in rows))
+    _reseal(copy)
+    with pytest.raises(IntegrityError, match=match):
+        import_memory(copy, tmp_path / "m.loci")
+    assert not (tmp_path / "m.loci").exists()
+
+
+def test_columns_fine_is_never_looser_than_row_problem(directory):
+    """Every value of a list of good and bad ones, put in every column of a batch of real
+    rows: when row_problem finds a problem in any row, columns_fine says False."""
+    from locimem.interchange.row_checks import columns_fine, row_problem
+    from locimem.store.sqlite import SQLiteStore
+
+    candidates = [None, 0, 1, -1, 2**63, -(2**63) - 1, 0.5, 1.5, -0.5, 1e4, 1e9, math.inf,
+                  -math.inf, math.nan, True, False, "", "cup", "a\x00b", "x" * 200, "\u200b",
+                  [], [1.0, 2.0], [1, "a"], [[1.0, 2.0]], {"a": 1}, {"center": [1e9, 0, 0]},
+                  {"size": [-1.0]}, [["cup", 1.0]], [["cup", -1.0]], [["", 1.0]], [math.nan],
+                  [2**64], {"\x01": 1}]
+    with contextlib.closing(SQLiteStore(directory.parent / "src.loci", read_only=True)) as store:
+        for table in TABLES:
+            lines = directory.joinpath(*table.file.split("/")).read_text().splitlines()
+            if not lines:
+                continue
+            types = store.column_types(table.name)
+            rows = [[json.loads(x)[c] for c in table.columns] for x in lines]
+            assert columns_fine(table.name, table.columns, table.codecs, types,
+                                list(zip(*rows, strict=True)))
+            for index in range(len(table.columns)):
+                for value in candidates:
+                    changed = [list(r) for r in rows]
+                    changed[len(changed) // 2][index] = value
+                    problems = [row_problem(table.name, table.columns, table.codecs, types, r)
+                                for r in changed]
+                    fine = columns_fine(table.name, table.columns, table.codecs, types,
+                                        list(zip(*changed, strict=True)))
+                    if any(p is not None for p in problems):
+                        assert not fine, (table.name, table.columns[index], value)

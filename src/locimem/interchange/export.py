@@ -256,7 +256,7 @@ def _write_tables(conn: sqlite3.Connection, scope: str, part: Path,
         matrix = None
         if table.embeddings is not None:
             matrix = _NpyWriter(part, table.embeddings, conn, table, scope)
-        rows = conn.execute(_select(conn, table, sizes[table.name]), (scope,))
+        rows = conn.execute(table_query(conn, table, sizes[table.name]), (scope,))
         encode = _BatchEncoder(table, matrix)
         n = 0
         while batch := rows.fetchmany(BATCH_ROWS):
@@ -272,7 +272,7 @@ def _write_tables(conn: sqlite3.Connection, scope: str, part: Path,
     return files, {k: counts[k] for k in COUNTS}
 
 
-def _select(conn: sqlite3.Connection, table: _Table, rows: int) -> str:
+def table_query(conn: sqlite3.Connection, table: _Table, rows: int) -> str:
     """The query of a table's rows in key order. A table keyed by its rowid, of which the
     scope holds at least half the rows, is read in one pass over the table (``+scope``: no
     index, so no sort of the rows through a temporary B-tree); the rows are the same."""

@@ -255,7 +255,8 @@ def _write_tables(conn: sqlite3.Connection, scope: str, part: Path,
         out = _HashedFile(part, table.file)
         matrix = None
         if table.embeddings is not None:
-            matrix = _NpyWriter(part, table.embeddings, conn, table, scope)
+            matrix = _NpyWriter(part, table.embeddings, conn, table, scope,
+                                _scope_term(conn, table, sizes[table.name]))
         rows = conn.execute(table_query(conn, table, sizes[table.name]), (scope,))
         encode = _BatchEncoder(table, matrix)
         n = 0
@@ -276,12 +277,17 @@ def table_query(conn: sqlite3.Connection, table: _Table, rows: int) -> str:
     """The query of a table's rows in key order. A table keyed by its rowid, of which the
     scope holds at least half the rows, is read in one pass over the table (``+scope``: no
     index, so no sort of the rows through a temporary B-tree); the rows are the same."""
-    sql = (f"SELECT {', '.join(table.columns)} FROM {table.name} WHERE scope = ? "
-           f"ORDER BY {table.key}")
+    return (f"SELECT {', '.join(table.columns)} FROM {table.name} "
+            f"WHERE {_scope_term(conn, table, rows)} = ? ORDER BY {table.key}")
+
+
+def _scope_term(conn: sqlite3.Connection, table: _Table, rows: int) -> str:
+    """``scope``, or ``+scope`` (no index: one pass over the table) when the table is keyed
+    by its rowid and the scope holds at least half of its rows."""
     if table.key in _ROWID_KEYS.get(table.name, ()) and rows and \
             2 * rows >= conn.execute(f"SELECT count(*) FROM {table.name}").fetchone()[0]:
-        sql = sql.replace("WHERE scope", "WHERE +scope")
-    return sql
+        return "+scope"
+    return "scope"
 
 
 _ROWID_KEYS = {"commits": ("id",), "observations": ("seq",), "events": ("seq",),
@@ -411,13 +417,13 @@ class _NpyWriter:
     ``numpy.save`` writes it (n and d are read first, in the same transaction)."""
 
     def __init__(self, root: Path, name: str, conn: sqlite3.Connection, table: _Table,
-                 scope: str) -> None:
+                 scope: str, scope_term: str = "scope") -> None:
         self.name = name
         self.dtype = _EMBEDDING_DTYPES[name]
         column = table.columns[table.codecs.index("f32" if self.dtype.itemsize == 4 else "f64")]
         n, lo, hi = conn.execute(
             f"SELECT count(*), min(length({column})), max(length({column})) FROM {table.name} "
-            f"WHERE scope = ? AND {column} IS NOT NULL", (scope,)).fetchone()
+            f"WHERE {scope_term} = ? AND {column} IS NOT NULL", (scope,)).fetchone()
         if n and (lo != hi or lo % self.dtype.itemsize):
             raise IntegrityError(
                 f"the {table.name} of scope {scope!r} hold embeddings of different widths "
@@ -433,8 +439,8 @@ class _NpyWriter:
 
     def fits(self, blobs: list[bytes]) -> bool:
         """Whether ``blobs`` can be the next rows (BLOBs of the width, within the count)."""
-        return self.written + len(blobs) <= self.rows and all(
-            type(b) is bytes and len(b) == self.width for b in blobs)
+        return self.written + len(blobs) <= self.rows and (not blobs or (
+            set(map(type, blobs)) == {bytes} and set(map(len, blobs)) == {self.width}))
 
     def extend(self, blobs: list[bytes]) -> None:
         """Append rows that :meth:`fits`."""

@@ -165,6 +165,8 @@ def _reseal(copy):
     (5, "sz", -0.5, r"observations.jsonl line 5: sz must be in \[0,"),
     (6, "feature", 99, r"observations.jsonl line 6: feature cannot be stored"),
     (4, "commit_id", None, r"observations.jsonl line 4: commit_id must not be null"),
+    (3, "t", 10**400, r"observations.jsonl line 3: t must be a finite number"),  # (it was an
+    # OverflowError, not a refusal, before 2026-12-01)
 ])
 @pytest.mark.parametrize("batch", [4, 10_000])
 def test_a_bad_value_in_any_batch_is_refused_at_its_line(directory, tmp_path, monkeypatch,
@@ -199,7 +201,7 @@ def test_columns_fine_is_never_looser_than_row_problem(directory):
                   -math.inf, math.nan, True, False, "", "cup", "a\x00b", "x" * 200, "\u200b",
                   [], [1.0, 2.0], [1, "a"], [[1.0, 2.0]], {"a": 1}, {"center": [1e9, 0, 0]},
                   {"size": [-1.0]}, [["cup", 1.0]], [["cup", -1.0]], [["", 1.0]], [math.nan],
-                  [2**64], {"\x01": 1}]
+                  [2**64], {"\x01": 1}, 10**400, [["cup", 10**400]]]
     with contextlib.closing(SQLiteStore(directory.parent / "src.loci", read_only=True)) as store:
         for table in TABLES:
             lines = directory.joinpath(*table.file.split("/")).read_text().splitlines()

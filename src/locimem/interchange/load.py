@@ -598,6 +598,8 @@ class _NpyReader:
 
     def take_many(self, n: int) -> list[bytes]:
         """The next ``n`` rows (all there: the caller checked ``next + n <= rows``)."""
+        if n == 0:
+            return []
         data = self.file.read(n * self.row_bytes)
         if len(data) != n * self.row_bytes:  # pragma: no cover - the size was checked on open
             raise ValueError(f"{self.name} ends early")

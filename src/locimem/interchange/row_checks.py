@@ -150,7 +150,7 @@ def _value_problem(table: str, column: str, codec: str, declared: tuple[str, boo
         return None
     if kind == "REAL":
         if isinstance(value, bool) or not isinstance(value, (int, float)) or \
-                not math.isfinite(value):
+                not _finite(value):
             return f"must be a finite number, got {_short(value)}"
         if column in _COORDS and abs(value) > MAX_ABS_COORD_M:
             return f"must lie within {MAX_ABS_COORD_M:g} m of the origin, got {value!r}"
@@ -169,6 +169,14 @@ def _value_problem(table: str, column: str, codec: str, declared: tuple[str, boo
             return "must not be empty"
         return _text_problem(value)
     return None
+
+
+def _finite(value: float) -> bool:
+    """``math.isfinite``, False (not an error) for an integer too large for a float."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def _text_problem(value: str) -> str | None:
@@ -191,7 +199,7 @@ def _mass_problem(value: Any) -> str | None:
         if not label or len(label) > MAX_LABEL_CHARS or _text_problem(label) is not None:
             return f"holds a label that is not a label: {_short(label)}"
         if isinstance(mass, bool) or not isinstance(mass, (int, float)) or \
-                not math.isfinite(mass) or mass < 0:
+                not _finite(mass) or mass < 0:
             return f"holds a mass that is not a finite number >= 0: {_short(mass)}"
     return None
 

@@ -49,6 +49,7 @@ from locimem.interchange.directory import (
     FileEntry,
     Manifest,
     Progress,
+    _encode_value,
     _fsync_directory,
     _line,
     _manifest_digest,
@@ -70,7 +71,7 @@ from locimem.memory import ObjectMemory
 from locimem.store.base import is_postgres_url
 from locimem.store.sqlite import SQLiteStore
 from locimem.store.sqlite.schema import SCHEMA_VERSION
-from locimem.tracker.load import replay_stale_cache
+from locimem.tracker.load import gc_paused, replay_stale_cache
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "ExportReport", "FileEntry", "ImportReport", "Manifest",
            "check_directory", "export_memory", "import_memory", "verify_directory"]
@@ -157,7 +158,8 @@ def export_memory(store_path: str | os.PathLike[str], directory: str | os.PathLi
         part = target.parent / f".{target.name}.{secrets.token_hex(4)}.partial"
         part.mkdir()  # with the usual permissions (mkdtemp's are private)
         stack.callback(shutil.rmtree, part, ignore_errors=True)
-        files, counts = _write_tables(conn, scope, part, progress)
+        with gc_paused():  # batches of rows live together: see _write_tables
+            files, counts = _write_tables(conn, scope, part, progress)
         files[MEMORY] = _write_file(part, MEMORY, _document(
             _memory_document(memory, conn, scope, scene, frame)).encode())
         last_id, last_t = conn.execute(
@@ -241,7 +243,9 @@ def _open_source(source: Path, scratch: Path, stack: contextlib.ExitStack
 
 def _write_tables(conn: sqlite3.Connection, scope: str, part: Path,
                   progress: Progress | None) -> tuple[dict[str, FileEntry], dict[str, int]]:
-    """Every table of the scope as JSON lines (and the embeddings as ``.npy``)."""
+    """Every table of the scope as JSON lines (and the embeddings as ``.npy``). Run with the
+    cyclic garbage collector paused (a batch's rows live together, and every collection would
+    walk them again; reference counting frees each batch)."""
     sizes = {t.name: conn.execute(f"SELECT count(*) FROM {t.name} WHERE scope = ?",
                                   (scope,)).fetchone()[0] for t in TABLES}
     ticks = _Ticks(progress, sum(math.ceil(n / BATCH_ROWS) for n in sizes.values()))
@@ -251,12 +255,13 @@ def _write_tables(conn: sqlite3.Connection, scope: str, part: Path,
         out = _HashedFile(part, table.file)
         matrix = None
         if table.embeddings is not None:
-            matrix = _NpyWriter(part, table.embeddings, conn, table, scope)
-        rows = conn.execute(f"SELECT {', '.join(table.columns)} FROM {table.name} "
-                            f"WHERE scope = ? ORDER BY {table.key}", (scope,))
+            matrix = _NpyWriter(part, table.embeddings, conn, table, scope,
+                                _scope_term(conn, table, sizes[table.name]))
+        rows = conn.execute(table_query(conn, table, sizes[table.name]), (scope,))
+        encode = _BatchEncoder(table, matrix)
         n = 0
         while batch := rows.fetchmany(BATCH_ROWS):
-            out.write("".join([_encode_line(table, row, matrix) for row in batch]).encode())
+            out.write(encode(batch).encode())
             n += len(batch)
             ticks.advance()
         files[table.file] = out.close()
@@ -266,6 +271,95 @@ def _write_tables(conn: sqlite3.Connection, scope: str, part: Path,
             counts[f"{table.name[:-1]}_embeddings"] = rows_written
     ticks.close()
     return files, {k: counts[k] for k in COUNTS}
+
+
+def table_query(conn: sqlite3.Connection, table: _Table, rows: int) -> str:
+    """The query of a table's rows in key order. A table keyed by its rowid, of which the
+    scope holds at least half the rows, is read in one pass over the table (``+scope``: no
+    index, so no sort of the rows through a temporary B-tree); the rows are the same."""
+    return (f"SELECT {', '.join(table.columns)} FROM {table.name} "
+            f"WHERE {_scope_term(conn, table, rows)} = ? ORDER BY {table.key}")
+
+
+def _scope_term(conn: sqlite3.Connection, table: _Table, rows: int) -> str:
+    """``scope``, or ``+scope`` (no index: one pass over the table) when the table is keyed
+    by its rowid and the scope holds at least half of its rows."""
+    if table.key in _ROWID_KEYS.get(table.name, ()) and rows and \
+            2 * rows >= conn.execute(f"SELECT count(*) FROM {table.name}").fetchone()[0]:
+        return "+scope"
+    return "scope"
+
+
+_ROWID_KEYS = {"commits": ("id",), "observations": ("seq",), "events": ("seq",),
+               "objects": ("id",), "tombstones": ("id",)}  # INTEGER PRIMARY KEY columns
+
+_NULL = "null"
+
+
+
+
+class _Fallback(Exception):
+    """A batch the column-at-a-time encoder does not take: it is written row by row."""
+
+
+class _BatchEncoder:
+    """A batch of a table's rows as JSON lines, a column at a time: each column's values
+    encoded in one pass (a column of numbers and nulls in one call of the C encoder), then
+    every line put together from one template of the sorted keys. The text is the one
+    :func:`_encode_line` writes, row by row (tested); a batch with anything unusual — a
+    non-finite number, a value of an unexpected type, an embedding of another width — is
+    written by :func:`_encode_line`, which raises what it always raised."""
+
+    def __init__(self, table: _Table, matrix: _NpyWriter | None) -> None:
+        self.table, self.matrix = table, matrix
+        order = sorted(range(len(table.columns)), key=lambda i: table.columns[i])
+        self.order = order
+        self.template = "{" + ",".join(f"{_line(table.columns[i])}:%s" for i in order) + "}\n"
+        self.codecs = dict(table.specials)
+
+    def __call__(self, batch: list[tuple[Any, ...]]) -> str:
+        try:
+            columns, blobs = self._columns(batch)
+        except Exception:  # row by row says what is wrong (or writes it)
+            return "".join([_encode_line(self.table, row, self.matrix) for row in batch])
+        if blobs:
+            self.matrix.extend(blobs)  # type: ignore[union-attr]
+        return "".join(map(self.template.__mod__, zip(*columns, strict=True)))
+
+    def _columns(self, batch: list[tuple[Any, ...]]) -> tuple[list[list[str]], list[bytes]]:
+        values = list(zip(*batch, strict=True))
+        out: list[list[str]] = []
+        blobs: list[bytes] = []
+        for i in self.order:
+            column = values[i]
+            codec = self.codecs.get(i, "v")
+            if codec == "v":
+                # the column in one call: "[v1,v2,...]". When it holds exactly n - 1 commas
+                # they are its separators, and the pieces are the values' own texts
+                parts = _line(column)[1:-1].split(",")
+                if len(parts) != len(column):  # a comma inside a value (a string)
+                    parts = list(map(_encode_value, column))
+                out.append(parts)
+            elif codec == "j":
+                out.append([_NULL if v is None else _encode_value(json.loads(v))
+                            for v in column])
+            elif codec == "pairs":
+                out.append([_NULL if v is None else _encode_value(
+                    [[k, m] for k, m in json.loads(v).items()]) for v in column])
+            elif codec == "z":
+                out.append([_NULL if v is None else _encode_value(
+                    json.loads(zlib.decompress(v))) for v in column])
+            else:  # embeddings: their rows in the matrix, from the next one on
+                blobs = [v for v in column if v is not None]
+                if not self.matrix.fits(blobs):  # type: ignore[union-attr]
+                    raise _Fallback
+                start = self.matrix.written  # type: ignore[union-attr]
+                if len(blobs) == len(column):
+                    out.append(list(map(str, range(start, start + len(blobs)))))
+                else:
+                    rows = iter(range(start, start + len(blobs)))
+                    out.append([_NULL if v is None else str(next(rows)) for v in column])
+        return out, blobs
 
 
 def _encode_line(table: _Table, row: tuple[Any, ...], matrix: _NpyWriter | None) -> str:
@@ -323,13 +417,13 @@ class _NpyWriter:
     ``numpy.save`` writes it (n and d are read first, in the same transaction)."""
 
     def __init__(self, root: Path, name: str, conn: sqlite3.Connection, table: _Table,
-                 scope: str) -> None:
+                 scope: str, scope_term: str = "scope") -> None:
         self.name = name
         self.dtype = _EMBEDDING_DTYPES[name]
         column = table.columns[table.codecs.index("f32" if self.dtype.itemsize == 4 else "f64")]
         n, lo, hi = conn.execute(
             f"SELECT count(*), min(length({column})), max(length({column})) FROM {table.name} "
-            f"WHERE scope = ? AND {column} IS NOT NULL", (scope,)).fetchone()
+            f"WHERE {scope_term} = ? AND {column} IS NOT NULL", (scope,)).fetchone()
         if n and (lo != hi or lo % self.dtype.itemsize):
             raise IntegrityError(
                 f"the {table.name} of scope {scope!r} hold embeddings of different widths "
@@ -342,6 +436,16 @@ class _NpyWriter:
             "descr": np.lib.format.dtype_to_descr(self.dtype), "fortran_order": False,
             "shape": (n, self.width // self.dtype.itemsize)})
         self.out.write(header.getvalue())
+
+    def fits(self, blobs: list[bytes]) -> bool:
+        """Whether ``blobs`` can be the next rows (BLOBs of the width, within the count)."""
+        return self.written + len(blobs) <= self.rows and (not blobs or (
+            set(map(type, blobs)) == {bytes} and set(map(len, blobs)) == {self.width}))
+
+    def extend(self, blobs: list[bytes]) -> None:
+        """Append rows that :meth:`fits`."""
+        self.out.write(b"".join(blobs))
+        self.written += len(blobs)
 
     def append(self, blob: bytes) -> int:
         if len(blob) != self.width or self.written >= self.rows:  # pragma: no cover - one read

@@ -18,8 +18,10 @@ put back together).
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import math
+import operator
 import os
 import secrets
 import sqlite3
@@ -46,16 +48,22 @@ from locimem.interchange.directory import (
     _loads,
     _Table,
     _Ticks,
+    _value_encoder,
     verify_directory,
 )
-from locimem.interchange.row_checks import row_problem
+from locimem.interchange.row_checks import columns_fine, row_problem
 from locimem.interchange.store_file import _read_only, _store_version
 from locimem.store.base import RowsRejected, is_postgres_url
 from locimem.store.sqlite import SQLiteStore
 from locimem.store.sqlite.codec import encode_checkpoint, encode_json, encode_json_ordered
-from locimem.tracker.load import replay_stale_cache
+from locimem.tracker.load import gc_paused, replay_stale_cache
 
 __all__ = ["ImportReport", "import_memory"]
+
+_scan = _loads.__self__.scan_once  # type: ignore[attr-defined]  # one JSON value at an index
+_canonical = _value_encoder(encode_json)  # encode_json, faster
+_INTS = frozenset({int})
+_INT_OR_NONE = frozenset({int, type(None)})
 
 _TARGET_IDS = {  # the ids a store already uses in a range, whatever their scope
     "commit": ("SELECT id FROM commits WHERE id BETWEEN ? AND ?",),
@@ -341,8 +349,9 @@ def _insert_all(store: SQLiteStore, directory: Path, manifest: Manifest, scope: 
                     matrix.finish()
                 counts[table.name] = reader.n
 
-    try:
-        with contextlib.closing(tables()) as loading:  # its files close even on a failure
+    try:  # (the rows of a batch live together: the cyclic collector, run every few
+        # hundred of them, would walk them all again and again — a fifth of the time)
+        with contextlib.closing(tables()) as loading, gc_paused():  # files close on failure
             store.bulk_load(loading, meta=meta)
     except RowsRejected as exc:
         table, reader = reading[0]
@@ -377,15 +386,105 @@ class _RowReader:
                     self.ranges.append((table.columns.index(column), kind, manifest.ids[kind]))
         self.key = table.columns.index(table.key)
         self.key_type = str if table.key == "key" else int
+        self.last: Any = None  # the key of the last row read
+        self.getter = operator.itemgetter(*table.columns)
+        self.specials = sorted(table.specials, key=lambda s: s[1] in ("f32", "f64"))
+        self._matrix_at: int | None = None
 
     def _bad(self, what: str) -> IntegrityError:
         return IntegrityError(f"{self.table.file} line {self.n}: {what}; nothing was imported "
                               f"— {_AGAIN}")
 
     def rows(self, f: IO[bytes]) -> Iterator[tuple[Any, ...]]:
+        """The rows of the file, for the store: each batch of lines checked and decoded a
+        column at a time (:meth:`_batch`) when it can be; a batch it does not take (an odd
+        line, a problem anywhere in it) goes line by line (:meth:`_lines`), which names the
+        first problem and its line, as it always did."""
+        while lines := list(itertools.islice(f, BATCH_ROWS)):
+            batch = self._batch(lines)
+            if batch is None:
+                yield from self._lines(lines)
+                continue
+            if (self.n + len(lines)) // BATCH_ROWS > self.n // BATCH_ROWS:
+                self.ticks.advance()
+            for n, row in enumerate(batch, start=self.n + 1):
+                self.n = n  # the line a row the store refuses is on (RowsRejected)
+                yield row
+        if self.n % BATCH_ROWS:
+            self.ticks.advance()
+
+    def _batch(self, lines: list[bytes]) -> Iterator[tuple[Any, ...]] | None:
+        """The rows of a batch of lines, every check of :meth:`_lines` made a column at a
+        time; None when it is not taken as a whole (then nothing was read or changed)."""
+        table, columns = self.table, self.table.columns
+        if self.added or table.name == "scene" or len(columns) < 2:
+            return None
+        try:
+            text = b"".join(lines).decode("utf-8").split("\n")
+            if len(text) != len(lines) + 1 or text.pop():  # every line ends with a newline
+                return None
+            # each line one JSON value from its first character to its newline (no space
+            # around it: a line with some goes line by line)
+            docs, ends = zip(*map(_scan, text, itertools.repeat(0)), strict=True)
+            if list(ends) != list(map(len, text)) or set(map(type, docs)) != {dict} or \
+                    set(map(len, docs)) != {len(columns)}:
+                return None
+            # exactly the columns: as many keys, and every column among them
+            values = list(zip(*map(self.getter, docs), strict=True))
+        except Exception:  # not UTF-8, not JSON, a column missing: line by line
+            return None
+        keys = values[self.key]
+        if set(map(type, keys)) != {self.key_type} or not (
+                (self.last is None or keys[0] > self.last)
+                and all(map(operator.lt, keys, keys[1:]))):
+            return None
+        for index, kind, span in self.ranges:
+            col = values[index]
+            if not set(map(type, col)) <= _INT_OR_NONE:
+                return None
+            ids = [v for v in col if v] if kind == "object" else \
+                [v for v in col if v is not None]
+            if ids and (span is None or min(ids) < span[0] or max(ids) > span[1]):
+                return None
+        if not columns_fine(table.name, columns, table.codecs, self.types, values):
+            return None
+        decoded = {}
+        self._matrix_at = None if self.matrix is None else self.matrix.next
+        try:
+            for i, codec in self.specials:  # the embeddings last
+                col = values[i]
+                if codec == "j":
+                    decoded[i] = [None if v is None else _canonical(v) for v in col]
+                elif codec in ("f32", "f64"):
+                    decoded[i] = self._embeddings(col)  # (last: it reads the .npy)
+                else:
+                    decoded[i] = [None if v is None else self._decode(codec, v) for v in col]
+        except Exception:  # anything the line-by-line path says more about
+            if self.matrix is not None and self.matrix.next != self._matrix_at:
+                raise  # pragma: no cover - the .npy is read last, and only when it can be
+            return None
+        self.last = keys[-1]
+        for i, col in decoded.items():
+            values[i] = col
+        return zip(itertools.repeat(self.scope), *values)
+
+    def _embeddings(self, col: tuple[Any, ...]) -> list[bytes | None]:
+        """The rows of an embedding column (row indices, in order, from the matrix's next
+        one), read from the matrix in one go."""
+        matrix = self.matrix
+        assert matrix is not None
+        present = [v for v in col if v is not None]
+        if not set(map(type, present)) <= _INTS or \
+                present != list(range(matrix.next, matrix.next + len(present))) or \
+                matrix.next + len(present) > matrix.rows:
+            raise ValueError("not the next rows")
+        rows = iter(matrix.take_many(len(present)))
+        return [None if v is None else next(rows) for v in col]
+
+    def _lines(self, lines: list[bytes]) -> Iterator[tuple[Any, ...]]:
         table, specials, columns = self.table, self.table.specials, self.table.columns
-        last: Any = None
-        for line in f:
+        last: Any = self.last
+        for line in lines:
             self.n += 1
             if self.n % BATCH_ROWS == 0:
                 self.ticks.advance()
@@ -425,9 +524,8 @@ class _RowReader:
                     values[i] = self._decode(codec, value)
                 except (TypeError, ValueError) as exc:
                     raise self._bad(f"{columns[i]} cannot be stored ({exc})") from None
+            self.last = last
             yield (self.scope, *values)
-        if self.n % BATCH_ROWS:
-            self.ticks.advance()
 
     def _decode(self, codec: str, value: Any) -> Any:
         if codec == "j":
@@ -497,6 +595,19 @@ class _NpyReader:
         if self.dtype.isnative:
             return data
         return np.frombuffer(data, self.dtype).astype(self.dtype.newbyteorder("=")).tobytes()
+
+    def take_many(self, n: int) -> list[bytes]:
+        """The next ``n`` rows (all there: the caller checked ``next + n <= rows``)."""
+        if n == 0:
+            return []
+        data = self.file.read(n * self.row_bytes)
+        if len(data) != n * self.row_bytes:  # pragma: no cover - the size was checked on open
+            raise ValueError(f"{self.name} ends early")
+        self.next += n
+        if not self.dtype.isnative:
+            data = np.frombuffer(data, self.dtype).astype(self.dtype.newbyteorder("=")).tobytes()
+        size = self.row_bytes
+        return [data[i:i + size] for i in range(0, len(data), size)]
 
     def finish(self) -> None:
         if self.next != self.rows or self.file.read(1):

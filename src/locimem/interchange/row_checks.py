@@ -25,7 +25,7 @@ from typing import Any
 from locimem.check import MAX_ABS_COORD_M, MAX_LABEL_CHARS, MAX_SIZE_M, check_clean_chars
 from locimem.errors import InvalidInput
 
-__all__ = ["MAX_JSON_NODES", "MAX_TEXT_CHARS", "row_problem"]
+__all__ = ["MAX_JSON_NODES", "MAX_TEXT_CHARS", "columns_fine", "row_problem"]
 
 MAX_TEXT_CHARS = 10_000
 """The longest string a row may hold (labels and track ids: ``MAX_LABEL_CHARS``)."""
@@ -59,6 +59,80 @@ def row_problem(table: str, columns: tuple[str, ...], codecs: tuple[str, ...],
     return None
 
 
+_NONE = type(None)
+_INTS = frozenset({int})
+_NUMBERS = frozenset({int, float})
+_STRS = frozenset({str})
+
+
+def columns_fine(table: str, columns: tuple[str, ...], codecs: tuple[str, ...],
+                 types: dict[str, tuple[str, bool]], values: list[tuple[Any, ...]]) -> bool:
+    """Whether :func:`row_problem` finds nothing in any of a batch of rows, checked a column
+    at a time (``values``: one tuple a column, in ``columns`` order): True only when it would
+    say None of every row. False says only "look row by row" — :func:`row_problem` then
+    names the first problem (or finds none: this check is stricter, never looser)."""
+    try:
+        return all(_column_fine(table, column, codec, types.get(column, ("", False)), col)
+                   for column, codec, col in zip(columns, codecs, values, strict=True))
+    except (TypeError, ValueError, OverflowError):
+        return False  # an unusual value: row by row
+
+
+def _column_fine(table: str, column: str, codec: str, declared: tuple[str, bool],
+                 col: tuple[Any, ...]) -> bool:
+    kind, not_null = declared
+    kinds = set(map(type, col))
+    present: Any = col
+    if _NONE in kinds:
+        if not_null:
+            return False
+        kinds.discard(_NONE)
+        present = [v for v in col if v is not None]
+        if not present:
+            return True
+    if codec in ("j", "z"):
+        return all(_json_fine(v) for v in present)
+    if codec == "pairs":
+        return all(_mass_problem(v) is None for v in present)
+    if codec in ("f32", "f64"):
+        return True  # row indices into the .npy, checked as they are read
+    if kind == "INTEGER":
+        return kinds <= _INTS and min(present) >= _INT_MIN and max(present) <= _INT_MAX
+    if kind == "REAL":
+        if not kinds <= _NUMBERS or not math.isfinite(sum(present)):  # any inf or nan: so is
+            return False  # the sum (an overflowing sum of finite ones: row by row)
+        if column in _COORDS and max(map(abs, present)) > MAX_ABS_COORD_M:
+            return False
+        if column in _SIZES and not (min(present) >= 0.0 and max(present) <= MAX_SIZE_M):
+            return False
+        return (table, column) not in _UNIT or (min(present) >= 0.0 and max(present) <= 1.0)
+    if kind == "TEXT":
+        if not kinds <= _STRS:
+            return False
+        lengths = list(map(len, present))
+        if max(lengths) > (MAX_LABEL_CHARS if column in _LABELS else MAX_TEXT_CHARS):
+            return False
+        if (table, column) in _NON_EMPTY_LABELS and min(lengths) == 0:
+            return False
+        text = "".join(present)  # ASCII and printable as a whole iff each string is
+        return (text.isascii() and text.isprintable()) or all(
+            _text_problem(v) is None for v in present)
+    return True
+
+
+def _json_fine(value: Any) -> bool:
+    """``_json_problem(value) is None``, with a shortcut for a flat list of finite floats or
+    of 64-bit integers (no key, so no place or size to check)."""
+    if value.__class__ is list and 0 < len(value) < MAX_JSON_NODES:
+        kinds = set(map(type, value))
+        if kinds == {float}:
+            if math.isfinite(sum(value)):
+                return True
+        elif kinds == _INTS and min(value) >= _INT_MIN and max(value) <= _INT_MAX:
+            return True
+    return _json_problem(value) is None
+
+
 def _value_problem(table: str, column: str, codec: str, declared: tuple[str, bool],
                    value: Any) -> str | None:
     kind, not_null = declared
@@ -76,7 +150,7 @@ def _value_problem(table: str, column: str, codec: str, declared: tuple[str, boo
         return None
     if kind == "REAL":
         if isinstance(value, bool) or not isinstance(value, (int, float)) or \
-                not math.isfinite(value):
+                not _finite(value):
             return f"must be a finite number, got {_short(value)}"
         if column in _COORDS and abs(value) > MAX_ABS_COORD_M:
             return f"must lie within {MAX_ABS_COORD_M:g} m of the origin, got {value!r}"
@@ -95,6 +169,14 @@ def _value_problem(table: str, column: str, codec: str, declared: tuple[str, boo
             return "must not be empty"
         return _text_problem(value)
     return None
+
+
+def _finite(value: float) -> bool:
+    """``math.isfinite``, False (not an error) for an integer too large for a float."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def _text_problem(value: str) -> str | None:
@@ -117,7 +199,7 @@ def _mass_problem(value: Any) -> str | None:
         if not label or len(label) > MAX_LABEL_CHARS or _text_problem(label) is not None:
             return f"holds a label that is not a label: {_short(label)}"
         if isinstance(mass, bool) or not isinstance(mass, (int, float)) or \
-                not math.isfinite(mass) or mass < 0:
+                not _finite(mass) or mass < 0:
             return f"holds a mass that is not a finite number >= 0: {_short(mass)}"
     return None
 

@@ -152,6 +152,9 @@ def apply(state: MemoryState, record: Record, lost_after_s: float,
         return
     if isinstance(record, Event):
         state.next_seq = max(state.next_seq, record.seq + 1)
+        # events alone change what relations derive from: a relation index left to build
+        # on first need is built from the objects as they were before this one
+        state.scene.ensure_built()
         _apply_event(state, record, lost_after_s)
         if touched is not None:
             _touch(touched, record)

@@ -116,7 +116,8 @@ class MemoryState:
         self.tomb_grid = SpatialGrid(self.grid.cell_m)
         for oid, tomb in self.tombstones.items():
             self.tomb_grid.set(oid, tomb.obj.center)
-        self.scene.rebuild(self.objects.values())
+        # the relations are built when first needed (see SceneState.rebuild_lazily)
+        self.scene.rebuild_lazily(self.objects.values())
         self.delta_index = {}
         for delta in self.deltas.values():
             self.index_delta(delta)

@@ -108,14 +108,23 @@ class MemoryState:
     def rebuild_indexes(self, lost_after_s: float) -> None:
         """Build every index from the objects (on open, and at the end of a replay)."""
         self._deferred = False
-        self.grid = SpatialGrid(self.grid.cell_m)
-        self.features = FeatureMatrix(self.features.approximate_above)
-        self._by_label, self._label_of = {}, {}
-        for oid in sorted(self.objects):
-            self.place_object(self.objects[oid])
-        self.tomb_grid = SpatialGrid(self.grid.cell_m)
-        for oid, tomb in self.tombstones.items():
-            self.tomb_grid.set(oid, tomb.obj.center)
+        objects = self.objects
+        placed = [objects[oid] for oid in sorted(objects)]  # as place_object of each, in order
+        self.grid = SpatialGrid.built(self.grid.cell_m, [(o.id, o.center) for o in placed])
+        self.features = FeatureMatrix.built(
+            [(o.id, o.feature) for o in placed if o.feature is not None],
+            self.features.approximate_above)
+        self._label_of = {o.id: o.label for o in placed}
+        by_label: dict[str, set[int]] = {}
+        for o in placed:
+            ids = by_label.get(o.label)
+            if ids is None:
+                by_label[o.label] = {o.id}
+            else:
+                ids.add(o.id)
+        self._by_label = by_label
+        self.tomb_grid = SpatialGrid.built(
+            self.grid.cell_m, [(oid, tomb.obj.center) for oid, tomb in self.tombstones.items()])
         # the relations are built when first needed (see SceneState.rebuild_lazily)
         self.scene.rebuild_lazily(self.objects.values())
         self.delta_index = {}

@@ -81,10 +81,17 @@ def update_object(obj: ObjectState, obs: Observation, camera: bool = False) -> N
         x /= math.sqrt(x.dot(x))  # np.linalg.norm's own sum, without its checks: same bits
         if obj.feature is None:
             mean = x
-        else:
-            mean = (obj.feature * obj.n_features + x) / (obj.n_features + 1)
+        else:  # (feature * n + x) / (n + 1), in place in one new array: the same operations
+            n = obj.n_features
+            mean = obj.feature * n
+            mean += x
+            mean /= n + 1
         norm = math.sqrt(mean.dot(mean))
-        obj.feature = mean / norm if norm > 0 else x
+        if norm > 0:
+            mean /= norm  # mean is a new array (or x, made above): nobody else holds it
+            obj.feature = mean
+        else:
+            obj.feature = x
         obj.n_features += 1
 
 

@@ -111,16 +111,16 @@ def observation_row(scope: str, o: Observation) -> tuple[Any, ...]:
 
 
 def observation_from_row(row: Sequence[Any]) -> Observation:
-    feature = None
-    if row[19] is not None:
-        feature = np.frombuffer(row[19], dtype=np.float32)
+    # positional, in the dataclass's field order (a replay decodes a million of these)
     return Observation(
-        seq=row[0], commit=row[1], t=row[3], index=row[4], object_id=row[5], label=row[6],
-        confidence=row[7], center=(row[8], row[9], row[10]), size=(row[11], row[12], row[13]),
-        weight=row[14], tier=row[15], rejected=row[16], track_id=row[17],
-        orientation=None if row[18] is None else tuple(json.loads(row[18])),
-        feature=feature, key=row[20],
+        row[0], row[1], row[3], row[4], row[6], row[7], (row[8], row[9], row[10]),
+        (row[11], row[12], row[13]), row[5], row[15], row[14], row[16], row[17],
+        None if row[18] is None else tuple(json.loads(row[18])),
+        None if row[19] is None else _frombuffer(row[19], dtype=_F32), row[20],
     )
+
+
+_frombuffer, _F32 = np.frombuffer, np.float32
 
 
 def event_from_row(row: Sequence[Any]) -> Event:

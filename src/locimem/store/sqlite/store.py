@@ -63,7 +63,7 @@ from locimem.store.sqlite.schema import (
     store_version,
 )
 
-__all__ = ["MEMORY", "SQLiteStore"]
+__all__ = ["MEMORY", "SQLiteStore", "log_queries"]
 
 MEMORY = ":memory:"
 
@@ -441,15 +441,8 @@ class SQLiteStore:
         """Every record of ``scope`` in replay order (each commit, then its records by seq),
         from after commit ``after_commit`` up to and including ``until_commit``."""
         conn = self.conn
-        bound = (scope, after_commit, until_commit if until_commit is not None else MAX_ID)
-        yield from replay_order(
-            conn.execute(f"SELECT {COMMIT_COLUMNS} FROM commits WHERE scope = ? AND id > ? "
-                         "AND id <= ? ORDER BY id", bound),
-            conn.execute(f"SELECT {OBSERVATION_COLUMNS} FROM observations WHERE scope = ? "
-                         "AND commit_id > ? AND commit_id <= ? ORDER BY seq", bound),
-            conn.execute(f"SELECT {EVENT_COLUMNS} FROM events WHERE scope = ? "
-                         "AND commit_id > ? AND commit_id <= ? ORDER BY seq", bound),
-        )
+        yield from replay_order(*(conn.execute(sql, bound) for sql, bound in
+                                  log_queries(conn, scope, after_commit, until_commit)))
 
     # -- reading the record -------------------------------------------------------------------
     def last_commit_at(self, scope: str, *, t: float | None = None,
@@ -561,6 +554,33 @@ _KEYS = {"commits": "id", "observations": "seq", "events": "seq", "objects": "id
          "checkpoints": "commit_id", "prior_map": "id", "deltas": "id",
          "keyframes": "object_id"}
 
+
+
+def log_queries(conn: sqlite3.Connection, scope: str, after_commit: int = 0,
+                until_commit: int | None = None) -> list[tuple[str, tuple[Any, ...]]]:
+    """The (statement, parameters) that read the commits, observations and events of
+    ``scope`` after ``after_commit`` up to ``until_commit``, each in replay order.
+
+    The observations and events are read by the plan that suits how much of the log is
+    asked for: most of it (a rebuild from the start) by one pass over the table in ``seq``
+    order (its rowid: no sort), filtering as it goes; a tail (catching up, a replay from a
+    late checkpoint) by the ``commit_id`` index, sorted. The planner, left alone, took the
+    ``scope`` index for both — a lookup and a sort of every row of the scope, however few
+    were asked for. (``+column`` keeps a column out of the planner's choice of index; the
+    rows and their order are the same whichever plan reads them.)"""
+    until = until_commit if until_commit is not None else MAX_ID
+    bound = (scope, after_commit, until)
+    last = conn.execute("SELECT max(id) FROM commits").fetchone()[0] or 0
+    most = 2 * (min(until, last) - after_commit) >= last
+    commit = "+commit_id" if most else "commit_id"
+    return [
+        (f"SELECT {COMMIT_COLUMNS} FROM commits WHERE scope = ? AND id > ? AND id <= ? "
+         "ORDER BY id", bound),
+        (f"SELECT {OBSERVATION_COLUMNS} FROM observations WHERE +scope = ? "
+         f"AND {commit} > ? AND {commit} <= ? ORDER BY seq", bound),
+        (f"SELECT {EVENT_COLUMNS} FROM events WHERE +scope = ? "
+         f"AND {commit} > ? AND {commit} <= ? ORDER BY seq", bound),
+    ]
 
 
 def _write(conn: sqlite3.Connection, scope: str, rows: tuple[list, list, list],

@@ -144,8 +144,9 @@ def apply(state: MemoryState, record: Record, lost_after_s: float,
           touched: Touched | None = None) -> None:
     """Change ``state`` by one record. ``lost_after_s`` only schedules the loss-queue index;
     ``touched`` (when given) collects what the record changed, for the rows to write."""
-    if isinstance(record, Observation):
-        state.next_seq = max(state.next_seq, record.seq + 1)
+    if isinstance(record, Observation):  # the hot path: a replay applies millions
+        if record.seq >= state.next_seq:
+            state.next_seq = record.seq + 1
         if record.object_id is None:
             _apply_rejection(state, record, touched)
             return
@@ -153,12 +154,14 @@ def apply(state: MemoryState, record: Record, lost_after_s: float,
         update_object(obj, record, state.camera_commit)
         if record.feature is not None and state.feature_dim is None:
             state.feature_dim = int(record.feature.shape[0])
-        state.place_object(obj)
+        if not state.indexes_deferred:
+            state.place_object(obj)
         if touched is not None:
             touched.objects.add(obj.id)
         return
     if isinstance(record, Event):
-        state.next_seq = max(state.next_seq, record.seq + 1)
+        if record.seq >= state.next_seq:
+            state.next_seq = record.seq + 1
         # events alone change what relations derive from: a relation index left to build
         # on first need is built from the objects as they were before this one
         state.scene.ensure_built()

@@ -54,7 +54,8 @@ class MemoryState:
         # without a camera); stale entries are refreshed lazily
         self._loss_queue: list[tuple[float, int]] = []
         # a replay defers the indexes: built once at the end (rebuild_indexes), not per record
-        self._deferred = False
+        # (read, never set, outside this class: defer_indexes and rebuild_indexes set it)
+        self.indexes_deferred = False
 
     # -- indexes -----------------------------------------------------------------------------
     def defer_indexes(self) -> None:
@@ -62,18 +63,18 @@ class MemoryState:
         loss queue, relations) until :meth:`rebuild_indexes` builds them from the objects: a
         replay applies every record, then indexes once. ``apply`` only ever writes them, so
         the objects come out the same."""
-        self._deferred = True
+        self.indexes_deferred = True
         self.scene.deferred = True
 
     def schedule_loss(self, obj: ObjectState, lost_after_s: float) -> None:
-        if self._deferred:
+        if self.indexes_deferred:
             return
         if not obj.seen_camera:
             heapq.heappush(self._loss_queue, (obj.last_seen + lost_after_s, obj.id))
 
     def place_object(self, obj: ObjectState) -> None:
         """Index an object's position (and embedding, and label) after it changed."""
-        if self._deferred:
+        if self.indexes_deferred:
             return
         self.grid.set(obj.id, obj.center)
         if obj.feature is not None:
@@ -81,7 +82,7 @@ class MemoryState:
         self.index_label(obj)
 
     def unplace_object(self, object_id: int) -> None:
-        if self._deferred:
+        if self.indexes_deferred:
             return
         self.grid.remove(object_id)
         self.features.remove(object_id)
@@ -91,7 +92,7 @@ class MemoryState:
 
     def index_label(self, obj: ObjectState) -> None:
         """File the object under its voted label (after it appeared or its label changed)."""
-        if self._deferred:
+        if self.indexes_deferred:
             return
         old = self._label_of.get(obj.id)
         if old == obj.label:
@@ -107,7 +108,7 @@ class MemoryState:
 
     def rebuild_indexes(self, lost_after_s: float) -> None:
         """Build every index from the objects (on open, and at the end of a replay)."""
-        self._deferred = False
+        self.indexes_deferred = False
         objects = self.objects
         placed = [objects[oid] for oid in sorted(objects)]  # as place_object of each, in order
         self.grid = SpatialGrid.built(self.grid.cell_m, [(o.id, o.center) for o in placed])

@@ -371,7 +371,11 @@ class SQLiteStore:
         """(next object id, next record seq, next commit id), across every scope in the file
         (whatever ``scope``): ids never collide between scopes sharing a file."""
         one = self.conn.execute
-        max_oid = one("SELECT max(object_id) FROM events WHERE kind = 'APPEARED'").fetchone()[0]
+        # the largest id an APPEARED event gave, scope by scope: each a probe of events_object
+        # from its top, not a pass over every event
+        max_oid = max((one("SELECT max(object_id) FROM events WHERE scope = ? AND "
+                           "kind = 'APPEARED'", (held,)).fetchone()[0] or 0
+                       for held in _distinct_scopes(self.conn, "events")), default=0)
         max_obs = one("SELECT max(seq) FROM observations").fetchone()[0]
         max_ev = one("SELECT max(seq) FROM events").fetchone()[0]
         max_commit = one("SELECT max(id) FROM commits").fetchone()[0]
@@ -546,7 +550,9 @@ class SQLiteStore:
         ).fetchone()[0]
 
     def scopes(self) -> list[str]:
-        return [r[0] for r in self.conn.execute("SELECT DISTINCT scope FROM commits ORDER BY 1")]
+        # the distinct scopes in order, one index probe each (a skip scan of commits_scope),
+        # not a walk over every commit
+        return _distinct_scopes(self.conn, "commits")
 
 
 _KEYS = {"commits": "id", "observations": "seq", "events": "seq", "objects": "id",
@@ -554,6 +560,15 @@ _KEYS = {"commits": "id", "observations": "seq", "events": "seq", "objects": "id
          "checkpoints": "commit_id", "prior_map": "id", "deltas": "id",
          "keyframes": "object_id"}
 
+
+
+def _distinct_scopes(conn: sqlite3.Connection, table: str) -> list[str]:
+    """The distinct scopes of ``table`` (``commits`` or ``events``, each indexed by scope
+    first), in order: one index probe a scope (a skip scan), not a walk over every row."""
+    return [r[0] for r in conn.execute(
+        f"WITH RECURSIVE s(scope) AS (SELECT min(scope) FROM {table} UNION ALL "
+        f"SELECT (SELECT min(scope) FROM {table} WHERE scope > s.scope) FROM s "
+        "WHERE s.scope IS NOT NULL) SELECT scope FROM s WHERE scope IS NOT NULL")]
 
 
 def log_queries(conn: sqlite3.Connection, scope: str, after_commit: int = 0,

@@ -144,6 +144,8 @@ def apply(state: MemoryState, record: Record, lost_after_s: float,
           touched: Touched | None = None) -> None:
     """Change ``state`` by one record. ``lost_after_s`` only schedules the loss-queue index;
     ``touched`` (when given) collects what the record changed, for the rows to write."""
+    if state.indexes_pending:  # an open left them to build: from the objects before this
+        state.ensure_indexes()
     if isinstance(record, Observation):  # the hot path: a replay applies millions
         if record.seq >= state.next_seq:
             state.next_seq = record.seq + 1

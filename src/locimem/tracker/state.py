@@ -1,11 +1,13 @@
 """The live state of a memory: plain data, changed only by :func:`locimem.tracker.apply.apply`.
 
 ``MemoryState`` holds the objects and the store-wide counters. Its spatial grid and its loss
-queue are *indexes*: derived from the objects, rebuilt on open, never written to disk.
+queue are *indexes*: derived from the objects, rebuilt on open (when first needed), never
+written to disk.
 """
 
 from __future__ import annotations
 
+import gc
 import heapq
 from typing import Any
 
@@ -32,6 +34,12 @@ class MemoryState:
         self.feature_dim: int | None = None
         self.tombstones: dict[int, TombstoneState] = {}
         self.rejections: dict[str, RejectionState] = {}
+        self._grid_cell_m = grid_cell_m
+        self._approximate_above = approximate_above
+        # the lost_after_s of indexes rebuild_indexes left to build on first need, or None;
+        # and whether there are such (a plain flag: apply reads it every record)
+        self._index_pending: float | None = None
+        self.indexes_pending = False
         self.grid = SpatialGrid(grid_cell_m)
         # mean embeddings, for re-finding by appearance (exact, or approximate above this size)
         self.features = FeatureMatrix(approximate_above)
@@ -58,6 +66,13 @@ class MemoryState:
         self.indexes_deferred = False
 
     # -- indexes -----------------------------------------------------------------------------
+    def __getattr__(self, name: str) -> Any:
+        # only called for an attribute not set: an index rebuild_indexes left to build
+        if name in _LAZY and self.__dict__.get("_index_pending") is not None:
+            self.ensure_indexes()
+            return self.__dict__[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
     def defer_indexes(self) -> None:
         """Stop maintaining the indexes (the grids but the tombstones', embeddings, labels,
         loss queue, relations) until :meth:`rebuild_indexes` builds them from the objects: a
@@ -107,14 +122,45 @@ class MemoryState:
         return self._by_label.get(label, set())
 
     def rebuild_indexes(self, lost_after_s: float) -> None:
-        """Build every index from the objects (on open, and at the end of a replay)."""
+        """Index the objects afresh (on open, and at the end of a replay) — on first need:
+        the grids, embedding matrix, label index, delta index and loss queue when one of them
+        is first read, or before ``apply`` applies the next record (:meth:`ensure_indexes`),
+        so they are built from the objects as they are now, exactly as building them now
+        would; the relations when first needed (see :meth:`SceneState.rebuild_lazily`). An
+        open that asks nothing of them never builds them."""
         self.indexes_deferred = False
+        for name in _LAZY:
+            self.__dict__.pop(name, None)
+        self._index_pending = lost_after_s
+        self.indexes_pending = True
+        self.scene.rebuild_lazily(self.objects.values())
+
+    def ensure_indexes(self) -> None:
+        """Build the indexes :meth:`rebuild_indexes` left to build, if it did (``apply``
+        calls it before changing anything)."""
+        lost_after_s = self._index_pending
+        if lost_after_s is None:
+            return
+        was = gc.isenabled()  # it makes objects by the thousand and frees none
+        gc.disable()
+        try:
+            self._build_indexes(lost_after_s)
+        finally:
+            if was:
+                gc.enable()
+        self._index_pending = None
+        self.indexes_pending = False
+
+    def _build_indexes(self, lost_after_s: float) -> None:
+        """Every index but the relations, from the objects (as ``place_object`` of each
+        object in id order, then the tombstones, deltas and loss queue, would leave them)."""
         objects = self.objects
         placed = [objects[oid] for oid in sorted(objects)]  # as place_object of each, in order
-        self.grid = SpatialGrid.built(self.grid.cell_m, [(o.id, o.center) for o in placed])
+        cell_m = self._grid_cell_m
+        self.grid = SpatialGrid.built(cell_m, [(o.id, o.center) for o in placed])
         self.features = FeatureMatrix.built(
             [(o.id, o.feature) for o in placed if o.feature is not None],
-            self.features.approximate_above)
+            self._approximate_above)
         self._label_of = {o.id: o.label for o in placed}
         by_label: dict[str, set[int]] = {}
         for o in placed:
@@ -125,9 +171,7 @@ class MemoryState:
                 ids.add(o.id)
         self._by_label = by_label
         self.tomb_grid = SpatialGrid.built(
-            self.grid.cell_m, [(oid, tomb.obj.center) for oid, tomb in self.tombstones.items()])
-        # the relations are built when first needed (see SceneState.rebuild_lazily)
-        self.scene.rebuild_lazily(self.objects.values())
+            cell_m, [(oid, tomb.obj.center) for oid, tomb in self.tombstones.items()])
         self.delta_index = {}
         for delta in self.deltas.values():
             self.index_delta(delta)
@@ -203,6 +247,11 @@ class MemoryState:
         state.deltas = {int(k): Delta.from_dict(v) for k, v in data.get("deltas", {}).items()}
         state.keyframes = {int(k): keyframes_of(v) for k, v in data.get("keyframes", {}).items()}
         return state
+
+
+_LAZY = frozenset({"grid", "features", "tomb_grid", "delta_index", "_by_label", "_label_of",
+                   "_loss_queue"})
+"""The indexes :meth:`MemoryState.rebuild_indexes` leaves to build on first need."""
 
 
 def delta_keys(delta: Delta) -> tuple[tuple[Any, int], ...]:

@@ -10,6 +10,7 @@ canonical JSON.
 
 from __future__ import annotations
 
+import itertools
 import json
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -222,52 +223,54 @@ def object_from_row(row: Sequence[Any]) -> ObjectState:
 
 
 def _json_column(rows: Sequence[Sequence[Any]], i: int, empty: str | None = None
-                 ) -> list[Any] | None:
+                 ) -> Iterable[Any]:
     """Column ``i`` of ``rows`` decoded, None kept: one ``json.loads`` over all the column's
     texts joined into an array (each value as ``json.loads`` of its own text gives it); the
     text ``empty`` (``"{}"``), when given, decodes to a new empty dict without the parser.
-    None if every value is None or ``empty`` (the caller fills in the default)."""
+    Every value None (or ``empty``: the caller makes the default) gives ``repeat(None)``."""
     texts = [row[i] for row in rows]
     present = [t for t in texts if t is not None and t != empty]
     if not present:
-        return None
-    values = iter(json.loads("[" + ",".join(present) + "]"))
-    return [None if t is None else {} if t == empty else next(values) for t in texts]
+        return itertools.repeat(None)
+    values = json.loads("[" + ",".join(present) + "]")
+    if len(present) == len(texts):
+        return values
+    it = iter(values)
+    return [None if t is None else {} if t == empty else next(it) for t in texts]
 
 
 def objects_from_rows(rows: Sequence[Sequence[Any]]) -> list[ObjectState]:
     """:func:`object_from_row` of every row, equal object for object, decoded column by
     column (an open reads every row): each JSON column in one pass, each object made with
-    positional fields."""
+    positional fields from the row unpacked."""
     if not rows:
         return []
-    mass = _json_column(rows, 20)
-    orientation, attributes, held, together, merged, belief = (
-        _json_column(rows, 19), _json_column(rows, 24, "{}"), _json_column(rows, 32),
-        _json_column(rows, 33), _json_column(rows, 34), _json_column(rows, 37))
-    frombuffer, f64 = np.frombuffer, np.float64
-    out = []
-    append = out.append
-    for k, row in enumerate(rows):
-        o = None if orientation is None else orientation[k]
-        h = None if held is None else held[k]
-        g = None if together is None else together[k]
-        m = None if merged is None else merged[k]
-        f = None if belief is None else belief[k]
-        append(ObjectState(  # positional, in the dataclass's field order
-            row[0], row[2], (row[3], row[4], row[5]), (row[6], row[7], row[8]),
-            (row[9], row[10], row[11]), row[12], row[13],
-            {} if mass is None or mass[k] is None else mass[k], row[14], bool(row[15]),
-            bool(row[16]), row[17], row[18], None if o is None else tuple(o),
-            None if row[21] is None else frombuffer(row[21], dtype=f64).copy(),
-            row[22], row[23], {} if attributes is None else attributes[k], row[25],
-            (row[26], row[27], row[28]), row[29], bool(row[30]), row[31],
-            [] if h is None else [tuple(x) for x in h], set() if g is None else set(g),
-            [] if m is None else m, row[35], row[36],
-            0 if f is None else f["looked"], 0 if f is None else f["unseen"],
-            0.0 if f is None else f["info"],
-        ))
-    return out
+    columns = zip(rows, _json_column(rows, 20), _json_column(rows, 19),
+                  _json_column(rows, 24, "{}"), _json_column(rows, 32), _json_column(rows, 33),
+                  _json_column(rows, 34), _json_column(rows, 37),
+                  strict=False)  # rows sets the length: an all-None column is repeat(None)
+    frombuffer, f64, new = np.frombuffer, np.float64, ObjectState
+    return [
+        new(  # positional, in the dataclass's field order
+            oid, label, (cx, cy, cz), (sx, sy, sz), (px, py, pz), first_seen, last_seen,
+            {} if mass is None else mass, n_detections, bool(promoted), bool(lost), lost_at,
+            track_id, None if orientation is None else tuple(orientation),
+            None if feature is None else frombuffer(feature, dtype=f64).copy(),
+            n_features, pinned_label, {} if attributes is None else attributes, n_missed,
+            (psx, psy, psz), place_t, bool(seen_camera), absence_s,
+            [] if held is None else [tuple(x) for x in held],
+            set() if together is None else set(together),
+            [] if merged is None else merged, source, label_by,
+            0 if belief is None else belief["looked"],
+            0 if belief is None else belief["unseen"],
+            0.0 if belief is None else belief["info"],
+        )
+        for ((oid, _, label, cx, cy, cz, sx, sy, sz, px, py, pz, first_seen, last_seen,
+              n_detections, promoted, lost, lost_at, track_id, _, _, feature, n_features,
+              pinned_label, _, n_missed, psx, psy, psz, place_t, seen_camera, absence_s,
+              _, _, _, source, label_by, _),
+             mass, orientation, attributes, held, together, merged, belief) in columns
+    ]
 
 
 def _belief_fields(belief: dict[str, Any]) -> dict[str, Any]:

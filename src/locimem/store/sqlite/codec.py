@@ -14,6 +14,7 @@ import itertools
 import json
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -239,12 +240,29 @@ def _json_column(rows: Sequence[Sequence[Any]], i: int, empty: str | None = None
     return [None if t is None else {} if t == empty else next(it) for t in texts]
 
 
+_INDEXED_NUMBERS = {i: OBJECT_COLUMNS.split(", ")[i]
+                    for i in (3, 4, 5, 9, 10, 11, 13, 26, 27, 28, 29)}
+"""The columns the indexes read (centre, place, last sighting, settled size and time) by
+position: checked on open, since the indexes that would trip over them are built later."""
+
+
+def _check_numbers(rows: Sequence[Sequence[Any]]) -> None:
+    """ValueError if a column the indexes read holds anything but numbers (a damaged row):
+    one C-level ``sum`` a column, as an open used to find it building the indexes."""
+    for i, name in _INDEXED_NUMBERS.items():
+        try:
+            sum(map(itemgetter(i), rows))
+        except TypeError:
+            raise ValueError(f"objects.{name} holds a value that is not a number") from None
+
+
 def objects_from_rows(rows: Sequence[Sequence[Any]]) -> list[ObjectState]:
     """:func:`object_from_row` of every row, equal object for object, decoded column by
     column (an open reads every row): each JSON column in one pass, each object made with
     positional fields from the row unpacked."""
     if not rows:
         return []
+    _check_numbers(rows)
     columns = zip(rows, _json_column(rows, 20), _json_column(rows, 19),
                   _json_column(rows, 24, "{}"), _json_column(rows, 32), _json_column(rows, 33),
                   _json_column(rows, 34), _json_column(rows, 37),

@@ -299,6 +299,41 @@ def test_the_moved_cup_reads_the_same_after_reopening(store_path: Path) -> None:
         assert ids(mem.related(5, "on")) == [2]
 
 
+def test_a_reopened_memory_builds_its_relations_lazily_and_records_the_same(
+        tmp_path: Path) -> None:
+    """An open leaves the relation index to build on first need; the first event applied
+    builds it from the objects as they were, so a move after a reopen records the same
+    RELATION events, and leaves the same relations, as the memory that never closed."""
+    names = ("table", "cup", "plate", "phone", "counter")
+    before = [Detection(HOUSE[n][0], 0.9, HOUSE[n][1], HOUSE[n][2]) for n in names]
+    after = list(before)
+    after[1] = Detection("cup", 0.9, (1.2, 2.2, 0.95), (0.08, 0.08, 0.1))
+    stays, reopened = tmp_path / "stays.loci", tmp_path / "reopened.loci"
+    for path in (stays, reopened):
+        with ObjectMemory.open(path, scope="home", durable=False, clock=lambda: 0.0) as mem:
+            for t in range(8):
+                mem.observe(float(t), before)
+    with ObjectMemory.open(reopened, scope="home", read_only=True) as mem:
+        assert not mem._state.scene.built  # nothing asked yet
+        assert ids(mem.related(1, "on")) == [2, 3, 4]
+        assert mem._state.scene.built
+    with ObjectMemory.open(stays, scope="home", durable=False, clock=lambda: 0.0) as mem:
+        mem._state.scene.ensure_built()  # as an eager open built it
+        for t in range(10, 16):
+            mem.observe(float(t), after)
+        expected = ([(e.t, e.data) for e in mem.events(kind="RELATION")],
+                    mem._state.relations_snapshot())
+    with ObjectMemory.open(reopened, scope="home", durable=False, clock=lambda: 0.0) as mem:
+        assert not mem._state.scene.built
+        for t in range(10, 16):
+            mem.observe(float(t), after)
+        assert mem._state.scene.built
+        got = ([(e.t, e.data) for e in mem.events(kind="RELATION")],
+               mem._state.relations_snapshot())
+    assert got == expected
+    assert any(e[0] == 10.0 for e in got[0])  # the move was recorded in relations
+
+
 def test_relations_and_rooms_survive_reopening(store_path: Path) -> None:
     with ObjectMemory.open(store_path, scope="home", durable=False) as mem:
         build_house(mem)

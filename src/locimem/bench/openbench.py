@@ -29,7 +29,7 @@ from typing import TextIO
 
 from locimem.bench.interchange import SCOPE, build_store
 from locimem.memory import ObjectMemory
-from locimem.store.sqlite.codec import COMMIT_COLUMNS, EVENT_COLUMNS, OBSERVATION_COLUMNS
+from locimem.store.sqlite.store import log_queries
 
 __all__ = ["Timing", "bare_log_read", "bare_state_read", "run", "time_open", "time_rebuild"]
 
@@ -77,12 +77,8 @@ def bare_log_read(path: Path, scope: str = SCOPE) -> int:
     conn = _connect(path)
     try:
         n = 0
-        for columns, table, key in ((COMMIT_COLUMNS, "commits", "id"),
-                                    (OBSERVATION_COLUMNS, "observations", "commit_id"),
-                                    (EVENT_COLUMNS, "events", "commit_id")):
-            order = "id" if table == "commits" else "seq"
-            for _ in conn.execute(f"SELECT {columns} FROM {table} WHERE scope = ? AND {key} > 0 "
-                                  f"ORDER BY {order}", (scope,)):
+        for sql, bound in log_queries(conn, scope):  # the statements (and plans) replay runs
+            for _ in conn.execute(sql, bound):
                 n += 1
         return n
     finally:

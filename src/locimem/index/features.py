@@ -19,6 +19,7 @@ exhaustive answer (see docs/architecture.md, Performance).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -99,6 +100,38 @@ class FeatureMatrix:
                 drift = 0.0
             self._drift[row] = drift
         self._mat[row] = vector
+
+    @classmethod
+    def built(cls, items: Iterable[tuple[int, np.ndarray]],
+              approximate_above: int | None = None) -> FeatureMatrix:
+        """The matrix ``set`` of each of ``items`` (distinct keys), in order, would leave —
+        the same rows in the same order, the first vector fixing the width and one of another
+        width ignored — stacked at once (an open indexes every object)."""
+        matrix = cls(approximate_above)
+        keys: list[int] = []
+        vectors: list[np.ndarray] = []
+        width = None
+        for key, vector in items:
+            if width is None:
+                width = vector.shape[0]
+            if vector.shape[0] == width:
+                keys.append(key)
+                vectors.append(vector)
+        if width is None:
+            return matrix
+        n = len(keys)
+        capacity = 64
+        while capacity < n:
+            capacity *= 2
+        matrix._mat = np.empty((capacity, width), dtype=np.float64)
+        if n:
+            matrix._mat[:n] = vectors
+        matrix._ids = np.empty(capacity, dtype=np.int64)
+        matrix._ids[:n] = keys
+        matrix._drift = np.zeros(capacity, dtype=np.float64)
+        matrix._row = {key: row for row, key in enumerate(keys)}
+        matrix._n = n
+        return matrix
 
     def remove(self, key: int) -> None:
         row = self._row.pop(key, None)

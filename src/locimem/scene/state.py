@@ -6,10 +6,18 @@ settled there — and are maintained incrementally as objects appear, move, are 
 reacquired or forgotten. Each change is kept in ``pending`` so the memory can record it as a
 ``RELATION`` event in the commit that caused it (apply ignores those events: the relation index
 rebuilds itself from the objects, and tests check it equals the incremental one).
+
+On open the index is built *lazily* (:meth:`SceneState.rebuild_lazily`): from the objects as
+they were opened, the first time anything needs it — a relation query, or the first event a
+memory applies (``apply`` calls :meth:`SceneState.ensure_built` before any event: events are
+the only records that change what relations are computed from — an object's settled box, its
+label, attributes, promotion and loss), so the index built later is the one an eager build at
+open would have given, and every change after it is recorded as before.
 """
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -28,9 +36,43 @@ class SceneState:
 
     def __init__(self, relations: RelationConfig | None = None) -> None:
         self.rooms = RoomMap()
-        self.relations = RelationIndex(relations)
+        self._relations = RelationIndex(relations)
+        # the live objects the index is still to be built from (rebuild_lazily), or None
+        self._unbuilt: Iterable[ObjectState] | None = None
         self.pending: list[RelationChange] = []
         self.deferred = False  # a replay: relations are built once, by rebuild, at its end
+
+    @property
+    def relations(self) -> RelationIndex:
+        """The relation index over the live objects (built now if it was left to build)."""
+        if self._unbuilt is not None:
+            self.ensure_built()
+        return self._relations
+
+    @relations.setter
+    def relations(self, index: RelationIndex) -> None:
+        self._relations = index
+        self._unbuilt = None
+
+    @property
+    def built(self) -> bool:
+        """Whether the relation index is built (not left to :meth:`rebuild_lazily`)."""
+        return self._unbuilt is None
+
+    def ensure_built(self) -> None:
+        """Build the index now if :meth:`rebuild_lazily` left it to build (before anything
+        changes the objects it is built from)."""
+        objects = self._unbuilt
+        if objects is None:
+            return
+        self._unbuilt = None
+        was = gc.isenabled()  # it makes objects by the thousand and frees none (as on open)
+        gc.disable()
+        try:
+            self._relations = _built(objects, self._relations.config)
+        finally:
+            if was:
+                gc.enable()
 
     def place(self, obj: ObjectState) -> None:
         """(Re)index an object at its settled box."""
@@ -41,18 +83,24 @@ class SceneState:
         self.pending.extend(c for c in changes if c.kind != "changed")
 
     def remove(self, object_id: int) -> None:
-        if object_id in self.relations and not self.deferred:
+        if not self.deferred and object_id in self.relations:
             self.pending.extend(self.relations.remove(object_id))
 
     def rebuild(self, objects: Iterable[ObjectState]) -> None:
         """Index every live object from scratch, as if placed one by one in the order they
         settled (in bulk: :meth:`RelationIndex.built`; their boxes were checked when they
         were recorded)."""
-        live = sorted((o for o in objects if o.promoted and not o.lost),
-                      key=lambda o: (o.place_t, o.id))
-        self.relations = RelationIndex.built(
-            ((o.id, Box.trusted(o.place, o.place_size, level_of(o), role_of(o))) for o in live),
-            self.relations.config)
+        self._unbuilt = None
+        self._relations = _built(objects, self._relations.config)
+        self.pending = []
+        self.deferred = False
+
+    def rebuild_lazily(self, objects: Iterable[ObjectState]) -> None:
+        """:meth:`rebuild` from ``objects`` — a live view, such as the state's
+        ``objects.values()``, iterated when the index is first needed (see the module docs):
+        an open that asks no relation question never builds it. The objects must not change
+        before then but through ``apply``, which builds it first."""
+        self._unbuilt = objects
         self.pending = []
         self.deferred = False
 
@@ -61,3 +109,12 @@ class SceneState:
         out = [c for c in self.pending if c.relation in RECORDED_RELATIONS]
         self.pending = []
         return out
+
+
+def _built(objects: Iterable[ObjectState], config: RelationConfig) -> RelationIndex:
+    """The index of every live object, as if placed one by one in the order they settled."""
+    live = sorted((o for o in objects if o.promoted and not o.lost),
+                  key=lambda o: (o.place_t, o.id))
+    return RelationIndex.built(
+        ((o.id, Box.trusted(o.place, o.place_size, level_of(o), role_of(o))) for o in live),
+        config)

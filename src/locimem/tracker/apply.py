@@ -8,6 +8,7 @@ no clock: every number it needs is in the record.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -40,6 +41,12 @@ def update_object(obj: ObjectState, obs: Observation, camera: bool = False) -> N
     and not the evidence that its place was seen empty (it was not seen *there*) — and is
     kept in ``held`` so that repeated consistent held sightings can confirm a move or a
     split."""
+    if _update_fields(obj, obs, camera) and obs.feature is not None:
+        _update_embedding(obj, obs.feature)
+
+
+def _update_fields(obj: ObjectState, obs: Observation, camera: bool) -> bool:
+    """All of :func:`update_object` but the embedding; False if the sighting was held."""
     if obs.t > obj.last_seen:
         obj.last_seen = obs.t
     if obs.weight == 0.0:  # held: seen, but not where it is believed to be
@@ -48,7 +55,7 @@ def update_object(obj: ObjectState, obs: Observation, camera: bool = False) -> N
                          obs.confidence, obj.n_detections))
         if len(obj.held) > HELD_MAX:
             del obj.held[0]
-        return
+        return False
     # the looks that missed it since its last sighting were misses after all (it is here)
     obj.n_looked_missed += obj.n_missed
     obj.n_missed = 0
@@ -79,15 +86,118 @@ def update_object(obj: ObjectState, obs: Observation, camera: bool = False) -> N
         obj.track_id = obs.track_id
     if obs.orientation is not None:
         obj.orientation = obs.orientation
-    if obs.feature is not None:
-        x = obs.feature.astype(np.float64)
-        x /= math.sqrt(x.dot(x))  # np.linalg.norm's own sum, without its checks: same bits
-        if obj.feature is None:
-            mean = x
-        else:
-            mean = (obj.feature * obj.n_features + x) / (obj.n_features + 1)
-        norm = math.sqrt(mean.dot(mean))
-        obj.feature = mean / norm if norm > 0 else x
+    return True
+
+
+def _update_embedding(obj: ObjectState, feature: np.ndarray) -> None:
+    """Fold one sighting's embedding into the object's running mean (unit vectors)."""
+    x = feature.astype(np.float64)
+    x /= math.sqrt(x.dot(x))  # np.linalg.norm's own sum, without its checks: same bits
+    if obj.feature is None:
+        mean = x
+    else:  # (feature * n + x) / (n + 1), in place in one new array: the same operations
+        n = obj.n_features
+        mean = obj.feature * n
+        mean += x
+        mean /= n + 1
+    norm = math.sqrt(mean.dot(mean))
+    if norm > 0:
+        mean /= norm  # mean is a new array (or x, made above): nobody else holds it
+        obj.feature = mean
+    else:
+        obj.feature = x
+    obj.n_features += 1
+
+
+def replay(state: MemoryState, records: Iterable[Record], lost_after_s: float) -> None:
+    """:func:`apply` of each of ``records`` in order, into a state whose indexes are deferred
+    (:meth:`MemoryState.defer_indexes`: a replay), with the embeddings of the sightings
+    between two events folded in together (:func:`_fold_embeddings`: the same operations on
+    the same values, in arrays) rather than one at a time — the same state to the bit.
+
+    Only events read or move an embedding (a merge averages two, a forget keeps it), and a
+    sighting's other fields never depend on it, so each sighting's embedding waits in the
+    batch until the next event, or the object's next sighting with one, or the end."""
+    if not state.indexes_deferred:  # a live state: its indexes follow every record
+        for record in records:
+            apply(state, record, lost_after_s)
+        return
+    objects = state.objects
+    batch: list[tuple[ObjectState, np.ndarray]] = []
+    waiting: set[int] = set()  # ids of the objects with an embedding in the batch
+    for record in records:
+        if type(record) is Observation:
+            if record.seq >= state.next_seq:
+                state.next_seq = record.seq + 1
+            oid = record.object_id
+            if oid is None:
+                _apply_rejection(state, record, None)
+                continue
+            obj = objects[oid]
+            feature = record.feature
+            if feature is not None and state.feature_dim is None:
+                state.feature_dim = int(feature.shape[0])
+            if _update_fields(obj, record, state.camera_commit) and feature is not None:
+                if oid in waiting:  # its running mean needs the sighting before
+                    _fold_embeddings(batch)
+                    batch, waiting = [], set()
+                batch.append((obj, feature))
+                waiting.add(oid)
+            continue
+        if batch and type(record) is not Commit:  # an event may read an embedding
+            _fold_embeddings(batch)
+            batch, waiting = [], set()
+        apply(state, record, lost_after_s)
+    if batch:
+        _fold_embeddings(batch)
+
+
+_DOT_CHECKED: dict[int, bool] = {}
+
+
+def _row_dots(a: np.ndarray) -> np.ndarray:
+    """``row.dot(row)`` of each row of ``a`` (n × d), bit for bit: one ``matmul`` of the rows
+    as 1 × d by d × 1 products (numpy takes each as a dot, the BLAS ``ddot`` ``x.dot(x)``
+    calls), checked once per width against ``x.dot(x)`` on random rows — where a numpy or
+    BLAS would sum otherwise, each row's own ``dot`` is taken instead."""
+    d = a.shape[1]
+    same = _DOT_CHECKED.get(d)
+    if same is None:
+        probe = np.random.default_rng(d).standard_normal((64, d))
+        same = _DOT_CHECKED[d] = bool(np.array_equal(
+            np.matmul(probe[:, None, :], probe[:, :, None])[:, 0, 0].view(np.int64),
+            np.array([x.dot(x) for x in probe]).view(np.int64)))
+    if same:
+        return np.matmul(a[:, None, :], a[:, :, None])[:, 0, 0]
+    return np.array([x.dot(x) for x in a])
+
+
+def _fold_embeddings(batch: list[tuple[ObjectState, np.ndarray]]) -> None:
+    """:func:`_update_embedding` of each ``(object, embedding)`` of ``batch`` (distinct
+    objects), computed over all of them at once: the conversion, the norms (:func:`_row_dots`
+    and a correctly rounded square root, as ``math.sqrt``), the running mean's product, sum
+    and quotient are elementwise, so each row gets exactly the floats its own update gives.
+    Each object is left with an array of its own (not a view of the batch's)."""
+    width = batch[0][1].shape[0]
+    if any(f.ndim != 1 or f.shape[0] != width or (o.feature is not None and (
+            o.feature.shape != (width,) or o.feature.dtype != np.float64)) for o, f in batch):
+        for obj, feature in batch:  # mixed widths: as update_object does it, one by one
+            _update_embedding(obj, feature)
+        return
+    x = np.array([f for _, f in batch], dtype=np.float64)  # each f.astype(float64)
+    x /= np.sqrt(_row_dots(x))[:, None]
+    old = [k for k, (obj, _) in enumerate(batch) if obj.feature is not None]
+    mean = x.copy()
+    if old:
+        n = np.array([batch[k][0].n_features for k in old], dtype=np.float64)[:, None]
+        m = np.array([batch[k][0].feature for k in old]) * n
+        m += x[old]
+        m /= n + 1.0
+        mean[old] = m
+    norms = np.sqrt(_row_dots(mean)).tolist()
+    for k, (obj, _) in enumerate(batch):
+        norm = norms[k]
+        obj.feature = mean[k] / norm if norm > 0 else x[k].copy()
         obj.n_features += 1
 
 
@@ -140,8 +250,11 @@ def apply(state: MemoryState, record: Record, lost_after_s: float,
           touched: Touched | None = None) -> None:
     """Change ``state`` by one record. ``lost_after_s`` only schedules the loss-queue index;
     ``touched`` (when given) collects what the record changed, for the rows to write."""
-    if isinstance(record, Observation):
-        state.next_seq = max(state.next_seq, record.seq + 1)
+    if state.indexes_pending:  # an open left them to build: from the objects before this
+        state.ensure_indexes()
+    if isinstance(record, Observation):  # the hot path: a replay applies millions
+        if record.seq >= state.next_seq:
+            state.next_seq = record.seq + 1
         if record.object_id is None:
             _apply_rejection(state, record, touched)
             return
@@ -149,12 +262,17 @@ def apply(state: MemoryState, record: Record, lost_after_s: float,
         update_object(obj, record, state.camera_commit)
         if record.feature is not None and state.feature_dim is None:
             state.feature_dim = int(record.feature.shape[0])
-        state.place_object(obj)
+        if not state.indexes_deferred:
+            state.place_object(obj)
         if touched is not None:
             touched.objects.add(obj.id)
         return
     if isinstance(record, Event):
-        state.next_seq = max(state.next_seq, record.seq + 1)
+        if record.seq >= state.next_seq:
+            state.next_seq = record.seq + 1
+        # events alone change what relations derive from: a relation index left to build
+        # on first need is built from the objects as they were before this one
+        state.scene.ensure_built()
         _apply_event(state, record, lost_after_s)
         if touched is not None:
             _touch(touched, record)

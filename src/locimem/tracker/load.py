@@ -19,7 +19,7 @@ from locimem.config import TrackerConfig
 from locimem.model import ObjectState
 from locimem.model.prior import Delta, PriorEntry
 from locimem.scene.rooms import RoomMap
-from locimem.tracker.apply import apply
+from locimem.tracker.apply import replay
 from locimem.tracker.state import MemoryState, keyframes_of
 
 if TYPE_CHECKING:  # the tracker needs only the protocol's shape, not a backend
@@ -44,8 +44,7 @@ def _replay_objects(store: Store, scope: str) -> list[ObjectState]:
         after, snapshot = checkpoint
         state = MemoryState.from_snapshot(snapshot, state.grid.cell_m)
     state.defer_indexes()  # only the objects are wanted
-    for record in store.iter_log(scope, after_commit=after):
-        apply(state, record, math.inf)
+    replay(state, store.iter_log(scope, after_commit=after), math.inf)
     return list(state.objects.values())
 
 
@@ -99,8 +98,8 @@ def _read_state(store: Store, scope: str, config: TrackerConfig, from_log: bool,
             after, snapshot = checkpoint
             state = MemoryState.from_snapshot(snapshot, cell, relations, approximate)
         state.defer_indexes()  # built once, below
-        for record in store.iter_log(scope, after_commit=after, until_commit=until_commit):
-            apply(state, record, lost_after)
+        replay(state, store.iter_log(scope, after_commit=after, until_commit=until_commit),
+               lost_after)
     else:
         for obj in store.load_objects(scope):
             state.objects[obj.id] = obj

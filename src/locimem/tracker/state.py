@@ -1,12 +1,14 @@
 """The live state of a memory: plain data, changed only by :func:`locimem.tracker.apply.apply`.
 
 ``MemoryState`` holds the objects and the store-wide counters. Its spatial grid and its loss
-queue are *indexes*: derived from the objects, rebuilt on open, never written to disk.
+queue are *indexes*: derived from the objects, rebuilt on open (when first needed), never
+written to disk.
 """
 
 from __future__ import annotations
 
 import bisect
+import gc
 import heapq
 from typing import Any
 
@@ -33,6 +35,12 @@ class MemoryState:
         self.feature_dim: int | None = None
         self.tombstones: dict[int, TombstoneState] = {}
         self.rejections: dict[str, RejectionState] = {}
+        self._grid_cell_m = grid_cell_m
+        self._approximate_above = approximate_above
+        # the lost_after_s of indexes rebuild_indexes left to build on first need, or None;
+        # and whether there are such (a plain flag: apply reads it every record)
+        self._index_pending: float | None = None
+        self.indexes_pending = False
         self.grid = SpatialGrid(grid_cell_m)
         # mean embeddings, for re-finding by appearance (exact, or approximate above this size)
         self.features = FeatureMatrix(approximate_above)
@@ -60,26 +68,34 @@ class MemoryState:
         # without a camera); stale entries are refreshed lazily
         self._loss_queue: list[tuple[float, int]] = []
         # a replay defers the indexes: built once at the end (rebuild_indexes), not per record
-        self._deferred = False
+        # (read, never set, outside this class: defer_indexes and rebuild_indexes set it)
+        self.indexes_deferred = False
 
     # -- indexes -----------------------------------------------------------------------------
+    def __getattr__(self, name: str) -> Any:
+        # only called for an attribute not set: an index rebuild_indexes left to build
+        if name in _LAZY and self.__dict__.get("_index_pending") is not None:
+            self.ensure_indexes()
+            return self.__dict__[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
     def defer_indexes(self) -> None:
         """Stop maintaining the indexes (the grids but the tombstones', embeddings, labels,
         loss queue, relations) until :meth:`rebuild_indexes` builds them from the objects: a
         replay applies every record, then indexes once. ``apply`` only ever writes them, so
         the objects come out the same."""
-        self._deferred = True
+        self.indexes_deferred = True
         self.scene.deferred = True
 
     def schedule_loss(self, obj: ObjectState, lost_after_s: float) -> None:
-        if self._deferred:
+        if self.indexes_deferred:
             return
         if not obj.seen_camera:
             heapq.heappush(self._loss_queue, (obj.last_seen + lost_after_s, obj.id))
 
     def place_object(self, obj: ObjectState) -> None:
         """Index an object's position (and embedding, and label) after it changed."""
-        if self._deferred:
+        if self.indexes_deferred:
             return
         self.grid.set(obj.id, obj.center)
         if obj.feature is not None:
@@ -87,7 +103,7 @@ class MemoryState:
         self.index_label(obj)
 
     def unplace_object(self, object_id: int) -> None:
-        if self._deferred:
+        if self.indexes_deferred:
             return
         self.grid.remove(object_id)
         self.features.remove(object_id)
@@ -98,7 +114,7 @@ class MemoryState:
     def index_label(self, obj: ObjectState) -> None:
         """File the object under its voted label (after it appeared, was sighted, or its label
         or absence changed)."""
-        if self._deferred:
+        if self.indexes_deferred:
             return
         oid, label = obj.id, obj.label
         old = self._label_of.get(oid)
@@ -117,7 +133,7 @@ class MemoryState:
 
     def note_absence(self, obj: ObjectState) -> None:
         """Keep the object among its label's absent ones while it is missed or lost."""
-        if self._deferred:
+        if self.indexes_deferred:
             return
         if obj.lost or obj.n_missed:
             self._absent.setdefault(obj.label, set()).add(obj.id)
@@ -147,18 +163,67 @@ class MemoryState:
         return [oid for _, oid in born[bisect.bisect_right(born, (t, float("inf"))):]]
 
     def rebuild_indexes(self, lost_after_s: float) -> None:
-        """Build every index from the objects (on open, and at the end of a replay)."""
-        self._deferred = False
-        self.grid = SpatialGrid(self.grid.cell_m)
-        self.features = FeatureMatrix(self.features.approximate_above)
-        self._by_label, self._label_of, self._absent = {}, {}, {}
-        self._born, self._born_key = {}, {}
-        for oid in sorted(self.objects):
-            self.place_object(self.objects[oid])
-        self.tomb_grid = SpatialGrid(self.grid.cell_m)
-        for oid, tomb in self.tombstones.items():
-            self.tomb_grid.set(oid, tomb.obj.center)
-        self.scene.rebuild(self.objects.values())
+        """Index the objects afresh (on open, and at the end of a replay) — on first need:
+        the grids, embedding matrix, label index, delta index and loss queue when one of them
+        is first read, or before ``apply`` applies the next record (:meth:`ensure_indexes`),
+        so they are built from the objects as they are now, exactly as building them now
+        would; the relations when first needed (see :meth:`SceneState.rebuild_lazily`). An
+        open that asks nothing of them never builds them."""
+        self.indexes_deferred = False
+        for name in _LAZY:
+            self.__dict__.pop(name, None)
+        self._index_pending = lost_after_s
+        self.indexes_pending = True
+        self.scene.rebuild_lazily(self.objects.values())
+
+    def ensure_indexes(self) -> None:
+        """Build the indexes :meth:`rebuild_indexes` left to build, if it did (``apply``
+        calls it before changing anything)."""
+        lost_after_s = self._index_pending
+        if lost_after_s is None:
+            return
+        was = gc.isenabled()  # it makes objects by the thousand and frees none
+        gc.disable()
+        try:
+            self._build_indexes(lost_after_s)
+        finally:
+            if was:
+                gc.enable()
+        self._index_pending = None
+        self.indexes_pending = False
+
+    def _build_indexes(self, lost_after_s: float) -> None:
+        """Every index but the relations, from the objects (as ``place_object`` of each
+        object in id order, then the tombstones, deltas and loss queue, would leave them)."""
+        objects = self.objects
+        placed = [objects[oid] for oid in sorted(objects)]  # as place_object of each, in order
+        cell_m = self._grid_cell_m
+        self.grid = SpatialGrid.built(cell_m, [(o.id, o.center) for o in placed])
+        self.features = FeatureMatrix.built(
+            [(o.id, o.feature) for o in placed if o.feature is not None],
+            self._approximate_above)
+        self._label_of = {o.id: o.label for o in placed}
+        by_label: dict[str, set[int]] = {}
+        for o in placed:
+            ids = by_label.get(o.label)
+            if ids is None:
+                by_label[o.label] = {o.id}
+            else:
+                ids.add(o.id)
+        self._by_label = by_label
+        absent: dict[str, set[int]] = {}
+        born: dict[str, list[tuple[float, int]]] = {}
+        born_key: dict[int, tuple[float, int]] = {}
+        for o in placed:
+            key = born_key[o.id] = (o.first_seen, o.id)
+            born.setdefault(o.label, []).append(key)
+            if o.lost or o.n_missed:
+                absent.setdefault(o.label, set()).add(o.id)
+        for keys in born.values():
+            keys.sort()
+        self._absent, self._born, self._born_key = absent, born, born_key
+        self.tomb_grid = SpatialGrid.built(
+            cell_m, [(oid, tomb.obj.center) for oid, tomb in self.tombstones.items()])
         self.delta_index = {}
         for delta in self.deltas.values():
             self.index_delta(delta)
@@ -234,6 +299,11 @@ class MemoryState:
         state.deltas = {int(k): Delta.from_dict(v) for k, v in data.get("deltas", {}).items()}
         state.keyframes = {int(k): keyframes_of(v) for k, v in data.get("keyframes", {}).items()}
         return state
+
+
+_LAZY = frozenset({"grid", "features", "tomb_grid", "delta_index", "_by_label", "_label_of",
+                   "_absent", "_born", "_born_key", "_loss_queue"})
+"""The indexes :meth:`MemoryState.rebuild_indexes` leaves to build on first need."""
 
 
 def delta_keys(delta: Delta) -> tuple[tuple[Any, int], ...]:

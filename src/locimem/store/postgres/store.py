@@ -69,8 +69,8 @@ from locimem.store.sqlite.codec import (
     encode_checkpoint,
     encode_json,
     event_from_row,
-    object_from_row,
     object_row,
+    objects_from_rows,
     observation_from_row,
     record_rows,
     replay_order,
@@ -705,8 +705,8 @@ class PostgresStore:
 
     # -- the materialised state ---------------------------------------------------------------
     def load_objects(self, scope: str) -> list[ObjectState]:
-        return [object_from_row(_object(row)) for row in self._execute(
-            f"SELECT {OBJECT_COLUMNS} FROM objects WHERE scope = %s ORDER BY id", (scope,))]
+        return objects_from_rows([_object(row) for row in self._execute(  # all at once
+            f"SELECT {OBJECT_COLUMNS} FROM objects WHERE scope = %s ORDER BY id", (scope,))])
 
     def load_tombstones(self, scope: str) -> dict[int, TombstoneState]:
         rows = self._execute("SELECT id, data FROM tombstones WHERE scope = %s ORDER BY id",

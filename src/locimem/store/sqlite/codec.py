@@ -10,9 +10,11 @@ canonical JSON.
 
 from __future__ import annotations
 
+import itertools
 import json
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -111,16 +113,16 @@ def observation_row(scope: str, o: Observation) -> tuple[Any, ...]:
 
 
 def observation_from_row(row: Sequence[Any]) -> Observation:
-    feature = None
-    if row[19] is not None:
-        feature = np.frombuffer(row[19], dtype=np.float32)
+    # positional, in the dataclass's field order (a replay decodes a million of these)
     return Observation(
-        seq=row[0], commit=row[1], t=row[3], index=row[4], object_id=row[5], label=row[6],
-        confidence=row[7], center=(row[8], row[9], row[10]), size=(row[11], row[12], row[13]),
-        weight=row[14], tier=row[15], rejected=row[16], track_id=row[17],
-        orientation=None if row[18] is None else tuple(json.loads(row[18])),
-        feature=feature, key=row[20],
+        row[0], row[1], row[3], row[4], row[6], row[7], (row[8], row[9], row[10]),
+        (row[11], row[12], row[13]), row[5], row[15], row[14], row[16], row[17],
+        None if row[18] is None else tuple(json.loads(row[18])),
+        None if row[19] is None else _frombuffer(row[19], dtype=_F32), row[20],
     )
+
+
+_frombuffer, _F32 = np.frombuffer, np.float32
 
 
 def event_from_row(row: Sequence[Any]) -> Event:
@@ -221,46 +223,72 @@ def object_from_row(row: Sequence[Any]) -> ObjectState:
     )
 
 
-def _json_column(rows: Sequence[Sequence[Any]], i: int) -> list[Any]:
+def _json_column(rows: Sequence[Sequence[Any]], i: int, empty: str | None = None
+                 ) -> Iterable[Any]:
     """Column ``i`` of ``rows`` decoded, None kept: one ``json.loads`` over all the column's
-    texts joined into an array (each value as ``json.loads`` of its own text gives it)."""
+    texts joined into an array (each value as ``json.loads`` of its own text gives it); the
+    text ``empty`` (``"{}"``), when given, decodes to a new empty dict without the parser.
+    Every value None (or ``empty``: the caller makes the default) gives ``repeat(None)``."""
     texts = [row[i] for row in rows]
-    present = [t for t in texts if t is not None]
+    present = [t for t in texts if t is not None and t != empty]
     if not present:
-        return texts
-    values = iter(json.loads("[" + ",".join(present) + "]"))
-    return [None if t is None else next(values) for t in texts]
+        return itertools.repeat(None)
+    values = json.loads("[" + ",".join(present) + "]")
+    if len(present) == len(texts):
+        return values
+    it = iter(values)
+    return [None if t is None else {} if t == empty else next(it) for t in texts]
+
+
+_INDEXED_NUMBERS = {i: OBJECT_COLUMNS.split(", ")[i]
+                    for i in (3, 4, 5, 9, 10, 11, 13, 26, 27, 28, 29)}
+"""The columns the indexes read (centre, place, last sighting, settled size and time) by
+position: checked on open, since the indexes that would trip over them are built later."""
+
+
+def _check_numbers(rows: Sequence[Sequence[Any]]) -> None:
+    """ValueError if a column the indexes read holds anything but numbers (a damaged row):
+    one C-level ``sum`` a column, as an open used to find it building the indexes."""
+    for i, name in _INDEXED_NUMBERS.items():
+        try:
+            sum(map(itemgetter(i), rows))
+        except TypeError:
+            raise ValueError(f"objects.{name} holds a value that is not a number") from None
 
 
 def objects_from_rows(rows: Sequence[Sequence[Any]]) -> list[ObjectState]:
-    """:func:`object_from_row` of every row, equal object for object, with each JSON column
-    decoded in one pass (an open reads every row: three ``json.loads`` an object were most
-    of its time)."""
+    """:func:`object_from_row` of every row, equal object for object, decoded column by
+    column (an open reads every row): each JSON column in one pass, each object made with
+    positional fields from the row unpacked."""
     if not rows:
         return []
-    orientation, mass, attributes, held, together, merged, belief = (
-        _json_column(rows, i) for i in (19, 20, 24, 32, 33, 34, 37))
-    out = []
-    for k, row in enumerate(rows):
-        o = orientation[k]
-        h, g, m, b = held[k], together[k], merged[k], belief[k]
-        out.append(ObjectState(
-            id=row[0], label=row[2], center=(row[3], row[4], row[5]),
-            size=(row[6], row[7], row[8]), place=(row[9], row[10], row[11]),
-            first_seen=row[12], last_seen=row[13], n_detections=row[14],
-            promoted=bool(row[15]), lost=bool(row[16]), lost_at=row[17], track_id=row[18],
-            orientation=None if o is None else tuple(o), label_mass=mass[k],
-            feature=None if row[21] is None else np.frombuffer(row[21], dtype=np.float64).copy(),
-            n_features=row[22], pinned_label=row[23], attributes=attributes[k],
-            n_missed=row[25], place_size=(row[26], row[27], row[28]), place_t=row[29],
-            seen_camera=bool(row[30]), absence_s=row[31],
-            held=[] if h is None else [tuple(x) for x in h],
-            together=set() if g is None else set(g),
-            merged_from=[] if m is None else m,
-            source=row[35], label_by=row[36],
-            **({} if b is None else _belief_fields(b)),
-        ))
-    return out
+    _check_numbers(rows)
+    columns = zip(rows, _json_column(rows, 20), _json_column(rows, 19),
+                  _json_column(rows, 24, "{}"), _json_column(rows, 32), _json_column(rows, 33),
+                  _json_column(rows, 34), _json_column(rows, 37),
+                  strict=False)  # rows sets the length: an all-None column is repeat(None)
+    frombuffer, f64, new = np.frombuffer, np.float64, ObjectState
+    return [
+        new(  # positional, in the dataclass's field order
+            oid, label, (cx, cy, cz), (sx, sy, sz), (px, py, pz), first_seen, last_seen,
+            {} if mass is None else mass, n_detections, bool(promoted), bool(lost), lost_at,
+            track_id, None if orientation is None else tuple(orientation),
+            None if feature is None else frombuffer(feature, dtype=f64).copy(),
+            n_features, pinned_label, {} if attributes is None else attributes, n_missed,
+            (psx, psy, psz), place_t, bool(seen_camera), absence_s,
+            [] if held is None else [tuple(x) for x in held],
+            set() if together is None else set(together),
+            [] if merged is None else merged, source, label_by,
+            0 if belief is None else belief["looked"],
+            0 if belief is None else belief["unseen"],
+            0.0 if belief is None else belief["info"],
+        )
+        for ((oid, _, label, cx, cy, cz, sx, sy, sz, px, py, pz, first_seen, last_seen,
+              n_detections, promoted, lost, lost_at, track_id, _, _, feature, n_features,
+              pinned_label, _, n_missed, psx, psy, psz, place_t, seen_camera, absence_s,
+              _, _, _, source, label_by, _),
+             mass, orientation, attributes, held, together, merged, belief) in columns
+    ]
 
 
 def _belief_fields(belief: dict[str, Any]) -> dict[str, Any]:

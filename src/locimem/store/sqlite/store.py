@@ -63,7 +63,7 @@ from locimem.store.sqlite.schema import (
     store_version,
 )
 
-__all__ = ["MEMORY", "SQLiteStore"]
+__all__ = ["MEMORY", "SQLiteStore", "log_queries"]
 
 MEMORY = ":memory:"
 
@@ -371,7 +371,11 @@ class SQLiteStore:
         """(next object id, next record seq, next commit id), across every scope in the file
         (whatever ``scope``): ids never collide between scopes sharing a file."""
         one = self.conn.execute
-        max_oid = one("SELECT max(object_id) FROM events WHERE kind = 'APPEARED'").fetchone()[0]
+        # the largest id an APPEARED event gave, scope by scope: each a probe of events_object
+        # from its top, not a pass over every event
+        max_oid = max((one("SELECT max(object_id) FROM events WHERE scope = ? AND "
+                           "kind = 'APPEARED'", (held,)).fetchone()[0] or 0
+                       for held in _distinct_scopes(self.conn, "events")), default=0)
         max_obs = one("SELECT max(seq) FROM observations").fetchone()[0]
         max_ev = one("SELECT max(seq) FROM events").fetchone()[0]
         max_commit = one("SELECT max(id) FROM commits").fetchone()[0]
@@ -441,15 +445,8 @@ class SQLiteStore:
         """Every record of ``scope`` in replay order (each commit, then its records by seq),
         from after commit ``after_commit`` up to and including ``until_commit``."""
         conn = self.conn
-        bound = (scope, after_commit, until_commit if until_commit is not None else MAX_ID)
-        yield from replay_order(
-            conn.execute(f"SELECT {COMMIT_COLUMNS} FROM commits WHERE scope = ? AND id > ? "
-                         "AND id <= ? ORDER BY id", bound),
-            conn.execute(f"SELECT {OBSERVATION_COLUMNS} FROM observations WHERE scope = ? "
-                         "AND commit_id > ? AND commit_id <= ? ORDER BY seq", bound),
-            conn.execute(f"SELECT {EVENT_COLUMNS} FROM events WHERE scope = ? "
-                         "AND commit_id > ? AND commit_id <= ? ORDER BY seq", bound),
-        )
+        yield from replay_order(*(conn.execute(sql, bound) for sql, bound in
+                                  log_queries(conn, scope, after_commit, until_commit)))
 
     # -- reading the record -------------------------------------------------------------------
     def last_commit_at(self, scope: str, *, t: float | None = None,
@@ -553,7 +550,9 @@ class SQLiteStore:
         ).fetchone()[0]
 
     def scopes(self) -> list[str]:
-        return [r[0] for r in self.conn.execute("SELECT DISTINCT scope FROM commits ORDER BY 1")]
+        # the distinct scopes in order, one index probe each (a skip scan of commits_scope),
+        # not a walk over every commit
+        return _distinct_scopes(self.conn, "commits")
 
 
 _KEYS = {"commits": "id", "observations": "seq", "events": "seq", "objects": "id",
@@ -561,6 +560,42 @@ _KEYS = {"commits": "id", "observations": "seq", "events": "seq", "objects": "id
          "checkpoints": "commit_id", "prior_map": "id", "deltas": "id",
          "keyframes": "object_id"}
 
+
+
+def _distinct_scopes(conn: sqlite3.Connection, table: str) -> list[str]:
+    """The distinct scopes of ``table`` (``commits`` or ``events``, each indexed by scope
+    first), in order: one index probe a scope (a skip scan), not a walk over every row."""
+    return [r[0] for r in conn.execute(
+        f"WITH RECURSIVE s(scope) AS (SELECT min(scope) FROM {table} UNION ALL "
+        f"SELECT (SELECT min(scope) FROM {table} WHERE scope > s.scope) FROM s "
+        "WHERE s.scope IS NOT NULL) SELECT scope FROM s WHERE scope IS NOT NULL")]
+
+
+def log_queries(conn: sqlite3.Connection, scope: str, after_commit: int = 0,
+                until_commit: int | None = None) -> list[tuple[str, tuple[Any, ...]]]:
+    """The (statement, parameters) that read the commits, observations and events of
+    ``scope`` after ``after_commit`` up to ``until_commit``, each in replay order.
+
+    The observations and events are read by the plan that suits how much of the log is
+    asked for: most of it (a rebuild from the start) by one pass over the table in ``seq``
+    order (its rowid: no sort), filtering as it goes; a tail (catching up, a replay from a
+    late checkpoint) by the ``commit_id`` index, sorted. The planner, left alone, took the
+    ``scope`` index for both — a lookup and a sort of every row of the scope, however few
+    were asked for. (``+column`` keeps a column out of the planner's choice of index; the
+    rows and their order are the same whichever plan reads them.)"""
+    until = until_commit if until_commit is not None else MAX_ID
+    bound = (scope, after_commit, until)
+    last = conn.execute("SELECT max(id) FROM commits").fetchone()[0] or 0
+    most = 2 * (min(until, last) - after_commit) >= last
+    commit = "+commit_id" if most else "commit_id"
+    return [
+        (f"SELECT {COMMIT_COLUMNS} FROM commits WHERE scope = ? AND id > ? AND id <= ? "
+         "ORDER BY id", bound),
+        (f"SELECT {OBSERVATION_COLUMNS} FROM observations WHERE +scope = ? "
+         f"AND {commit} > ? AND {commit} <= ? ORDER BY seq", bound),
+        (f"SELECT {EVENT_COLUMNS} FROM events WHERE +scope = ? "
+         f"AND {commit} > ? AND {commit} <= ? ORDER BY seq", bound),
+    ]
 
 
 def _write(conn: sqlite3.Connection, scope: str, rows: tuple[list, list, list],

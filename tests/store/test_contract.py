@@ -319,8 +319,9 @@ def test_feature_widths(store: Store) -> None:
 def test_materialised_rows_follow_each_commits_changes(store: Store) -> None:
     feature = np.array([0.0, 1.0], dtype=np.float64)
     rich = obj(1, attributes={"colour": "red"}, feature=feature, n_features=2,
-               held=[(1.0, 1.0, 2.0, 0.5, 0.1, 0.1, 0.2, "cup", 0.9, 3)], together={5, 4},
-               merged_from=[7], orientation=(1.0, 0.0, 0.0, 0.0), lost=True, lost_at=3.0,
+               held=((1.0, 1.0, 2.0, 0.5, 0.1, 0.1, 0.2, "cup", 0.9, 3),),
+               together=frozenset({5, 4}), merged_from=(7,), orientation=(1.0, 0.0, 0.0, 0.0),
+               lost=True, lost_at=3.0,
                pinned_label="cup", label_by="ana", n_looked_seen=2, n_looked_missed=1,
                pos_info=4.5, label_mass={"cup": 2.0, "bowl": 0.5})
     tomb = TombstoneState(obj(2, "book"), 4.0, "ana", "private", suppressed=1,

@@ -55,7 +55,7 @@ def test_a_young_estimate_seen_from_afar_follows_a_sighting_12_cm_off() -> None:
     sigma = innovation_sigma(config, before, det, _camera(at))
     assert 3 * sigma == pytest.approx(0.154, abs=0.002)  # > 0.12 > tight / 2
     assert after.center[1] > 0.01  # moved toward the sighting: not held
-    assert after.held == []
+    assert after.held == ()
 
 
 def test_a_settled_estimate_seen_from_1_m_holds_a_sighting_12_cm_off() -> None:

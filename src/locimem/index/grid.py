@@ -5,10 +5,16 @@ and radius queries touch only the cells near the point, so their cost does not g
 number of objects held (for a bounded local density). A large query (a camera's 8 m view)
 walks *blocks* of ``BLOCK`` cells a side, each listing its occupied cells, so it too costs what
 lies inside it, not what the memory holds.
+
+A cell's keys are a sorted tuple, replaced whole when it changes (cells hold a few keys): a
+tuple of ints is no container the cyclic garbage collector walks once it has seen it, where a
+set per occupied cell was one more for every object or so (docs/architecture.md,
+"Performance").
 """
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import math
 from collections.abc import Callable, Iterable, Iterator
@@ -30,7 +36,7 @@ class SpatialGrid:
             raise ValueError(f"cell_m must be > 0, got {cell_m}")
         self.cell_m = float(cell_m)
         self._inv = 1.0 / self.cell_m
-        self._cells: dict[Cell, set[int]] = {}
+        self._cells: dict[Cell, tuple[int, ...]] = {}  # cell -> its keys, sorted
         self._blocks: dict[Cell, set[Cell]] = {}  # block -> its occupied cells
         self._points: dict[int, Vec3] = {}
 
@@ -70,15 +76,20 @@ class SpatialGrid:
         object)."""
         grid = cls(cell_m)
         inv, floor = grid._inv, math.floor
-        cells, points = grid._cells, grid._points
+        points = grid._points
+        filling: dict[Cell, list[int]] = {}
         for key, p in items:
             cell = (floor(p[0] * inv), floor(p[1] * inv), floor(p[2] * inv))
-            bucket = cells.get(cell)
+            bucket = filling.get(cell)
             if bucket is None:
-                cells[cell] = {key}
+                filling[cell] = [key]
             else:
-                bucket.add(key)
+                bucket.append(key)
             points[key] = p
+        cells = grid._cells
+        for cell, keys in filling.items():
+            keys.sort()
+            cells[cell] = tuple(keys)
         blocks = grid._blocks
         for cell in cells:
             blocks.setdefault((cell[0] // BLOCK, cell[1] // BLOCK, cell[2] // BLOCK),
@@ -94,15 +105,22 @@ class SpatialGrid:
     def _add(self, cell: Cell, key: int) -> None:
         bucket = self._cells.get(cell)
         if bucket is None:
-            bucket = self._cells[cell] = set()
+            self._cells[cell] = (key,)
             block = (cell[0] // BLOCK, cell[1] // BLOCK, cell[2] // BLOCK)
             self._blocks.setdefault(block, set()).add(cell)
-        bucket.add(key)
+            return
+        i = bisect.bisect_left(bucket, key)
+        if i == len(bucket) or bucket[i] != key:
+            self._cells[cell] = (*bucket[:i], key, *bucket[i:])
 
     def _drop(self, cell: Cell, key: int) -> None:
         bucket = self._cells[cell]
-        bucket.discard(key)
-        if not bucket:
+        i = bisect.bisect_left(bucket, key)
+        if i < len(bucket) and bucket[i] == key:
+            bucket = bucket[:i] + bucket[i + 1:]
+        if bucket:
+            self._cells[cell] = bucket
+        else:
             del self._cells[cell]
             block = (cell[0] // BLOCK, cell[1] // BLOCK, cell[2] // BLOCK)
             cells = self._blocks[block]
@@ -110,7 +128,7 @@ class SpatialGrid:
             if not cells:
                 del self._blocks[block]
 
-    def _cells_in_box(self, lo: Vec3, hi: Vec3) -> Iterator[set[int]]:
+    def _cells_in_box(self, lo: Vec3, hi: Vec3) -> Iterator[tuple[int, ...]]:
         """The occupied cells' buckets overlapping the box [lo, hi]: by looking each cell up,
         or, when that would take more lookups than there are occupied cells in the blocks the
         box overlaps, by walking those."""

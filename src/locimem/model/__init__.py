@@ -6,6 +6,7 @@
 
 from locimem.model.objects import (
     HELD_MAX,
+    NO_IDS,
     Held,
     ObjectState,
     ObservationMeta,
@@ -33,8 +34,8 @@ from locimem.model.values import (
 )
 
 __all__ = [
-    "HELD_MAX", "AuditEntry", "Camera", "Commit", "CompactionReport", "Detection", "Event",
-    "EventKind", "Held", "ObjectState", "ObjectStatus", "Observation", "ObservationMeta",
+    "HELD_MAX", "NO_IDS", "AuditEntry", "Camera", "Commit", "CompactionReport", "Detection",
+    "Event", "EventKind", "Held", "ObjectState", "ObjectStatus", "Observation", "ObservationMeta",
     "Quat", "RecallResult", "Record", "RejectionKey", "RejectionState", "ScanResult",
     "Tombstone", "TombstoneState", "TrackedObject", "Vec3",
 ]

@@ -17,6 +17,12 @@ from locimem.model.values import Commit, Event, Observation, Quat, Vec3
 
 Held = tuple[float, float, float, float, float, float, float, str, float, int]
 HELD_MAX = 8  # held sightings kept per object (the oldest is dropped first)
+# The empty ``together`` every object starts with: one shared (immutable) value, not a set per
+# object. ``held``, ``together`` and ``merged_from`` are immutable (tuples, frozensets) and
+# replaced whole when they change, and most objects keep them empty: a memory of 100,000
+# objects then holds some 300,000 fewer containers for the cyclic garbage collector to walk
+# (docs/architecture.md, "Performance").
+NO_IDS: frozenset[int] = frozenset()
 
 
 @dataclass(slots=True)
@@ -51,9 +57,9 @@ class ObjectState:
     absence_s: float = 0.0
     # Sightings held back from the position (weight 0): (t, x, y, z, sx, sy, sz, label,
     # confidence, n_detections when held), oldest first, at most ``HELD_MAX``.
-    held: list[Held] = field(default_factory=list)
-    together: set[int] = field(default_factory=set)  # ids seen beside it in one scan
-    merged_from: list[int] = field(default_factory=list)  # identities merged into this one
+    held: tuple[Held, ...] = ()
+    together: frozenset[int] = NO_IDS  # ids seen beside it in one scan
+    merged_from: tuple[int, ...] = ()  # identities merged into this one
     source: str = "tracker"  # who first reported it: the actor of the commit it APPEARED in
     label_by: str | None = None  # the person who pinned ``pinned_label``
     # What its probability of detection is learned from: sightings in scans with a camera, and
@@ -72,9 +78,7 @@ class ObjectState:
             self.lost_at, self.track_id, self.orientation, self.feature, self.n_features,
             self.pinned_label, dict(self.attributes), self.n_missed, self.place_size,
             self.place_t, self.seen_camera, self.absence_s,
-            list(self.held) if self.held else [],
-            set(self.together) if self.together else set(),
-            list(self.merged_from) if self.merged_from else [],
+            self.held, self.together, self.merged_from,  # immutable: shared
             self.source, self.label_by, self.n_looked_seen, self.n_looked_missed,
             self.pos_info,
         )
@@ -161,8 +165,9 @@ class ObjectState:
             attributes=dict(d.get("attributes", {})), n_missed=d.get("n_missed", 0),
             place_size=tuple(d["place_size"]), place_t=d["place_t"],
             seen_camera=d.get("seen_camera", False), absence_s=d.get("absence_s", 0.0),
-            held=[tuple(h) for h in d.get("held", [])],  # type: ignore[misc]
-            together=set(d.get("together", [])), merged_from=list(d.get("merged_from", [])),
+            held=tuple(tuple(h) for h in d.get("held", ())),  # type: ignore[misc]
+            together=frozenset(d["together"]) if d.get("together") else NO_IDS,
+            merged_from=tuple(d.get("merged_from", ())),
             source=d.get("source", "tracker"), label_by=d.get("label_by"),
             n_looked_seen=d.get("n_looked_seen", 0), n_looked_missed=d.get("n_looked_missed", 0),
             pos_info=d.get("pos_info", 0.0),

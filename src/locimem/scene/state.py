@@ -17,10 +17,10 @@ open would have given, and every change after it is recorded as before.
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from locimem.gcpause import gc_paused
 from locimem.scene.levels import level_of, role_of
 from locimem.scene.relations import Box, RelationChange, RelationConfig, RelationIndex
 from locimem.scene.rooms import RoomMap
@@ -66,13 +66,8 @@ class SceneState:
         if objects is None:
             return
         self._unbuilt = None
-        was = gc.isenabled()  # it makes objects by the thousand and frees none (as on open)
-        gc.disable()
-        try:
+        with gc_paused():  # it makes objects by the thousand and frees none (as on open)
             self._relations = _built(objects, self._relations.config)
-        finally:
-            if was:
-                gc.enable()
 
     def place(self, obj: ObjectState) -> None:
         """(Re)index an object at its settled box."""

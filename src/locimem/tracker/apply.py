@@ -14,6 +14,7 @@ import numpy as np
 
 from locimem.model import (
     HELD_MAX,
+    NO_IDS,
     Commit,
     Event,
     EventKind,
@@ -51,10 +52,9 @@ def _update_fields(obj: ObjectState, obs: Observation, camera: bool) -> bool:
         obj.last_seen = obs.t
     if obs.weight == 0.0:  # held: seen, but not where it is believed to be
         c, e = obs.center, obs.size
-        obj.held.append((obs.t, c[0], c[1], c[2], e[0], e[1], e[2], obs.label,
-                         obs.confidence, obj.n_detections))
-        if len(obj.held) > HELD_MAX:
-            del obj.held[0]
+        held = (*obj.held, (obs.t, c[0], c[1], c[2], e[0], e[1], e[2], obs.label,
+                            obs.confidence, obj.n_detections))
+        obj.held = held[1:] if len(held) > HELD_MAX else held
         return False
     # the looks that missed it since its last sighting were misses after all (it is here)
     obj.n_looked_missed += obj.n_missed
@@ -81,7 +81,7 @@ def _update_fields(obj: ObjectState, obs: Observation, camera: bool) -> bool:
     obj.size = (s[0] + w * (e[0] - s[0]), s[1] + w * (e[1] - s[1]), s[2] + w * (e[2] - s[2]))
     obj.n_detections += 1
     if w == 1.0 and obj.held:  # a jump: what was held back refers to the old place
-        obj.held = []
+        obj.held = ()
     if obs.track_id is not None:
         obj.track_id = obs.track_id
     if obs.orientation is not None:
@@ -290,9 +290,9 @@ def apply(state: MemoryState, record: Record, lost_after_s: float,
             state.note_absence(obj)
         for a, b in record.together:
             if a in objects:
-                objects[a].together.add(b)
+                objects[a].together |= {b}
             if b in objects:
-                objects[b].together.add(a)
+                objects[b].together |= {a}
         if touched is not None:
             touched.objects.update(record.missed)
         return
@@ -424,8 +424,8 @@ def _apply_event(state: MemoryState, ev: Event, lost_after_s: float) -> None:
     elif kind is EventKind.MERGED:
         _apply_merge(state, obj, data, lost_after_s, ev.t)
     elif kind is EventKind.SPLIT:
-        obj.held = []
-        obj.together.add(data["into"])
+        obj.held = ()
+        obj.together |= {data["into"]}
     elif kind is EventKind.FORGOTTEN:
         del state.objects[obj.id]
         state.unplace_object(obj.id)
@@ -460,7 +460,7 @@ def new_object(ev: Event) -> ObjectState:
     if "split_from" in data:  # born from another identity's held sightings
         obj.label_mass = dict(data["label_mass"])
         obj.n_detections = data["n_detections"]
-        obj.together.add(data["split_from"])
+        obj.together = frozenset((data["split_from"],))
     return obj
 
 
@@ -502,10 +502,9 @@ def _apply_merge(state: MemoryState, obj: ObjectState, data: dict, lost_after_s:
             obj.n_features += gone.n_features
     if obj.pinned_label is None and gone.pinned_label is not None:
         obj.pinned_label, obj.label_by = gone.pinned_label, gone.label_by
-    obj.held = []
-    obj.together |= gone.together
-    obj.together.discard(obj.id)
-    obj.merged_from = [*obj.merged_from, gone.id, *gone.merged_from]
+    obj.held = ()
+    obj.together = (obj.together | gone.together) - {obj.id} or NO_IDS
+    obj.merged_from = (*obj.merged_from, gone.id, *gone.merged_from)
     obj.lost, obj.lost_at = False, None
     if data.get("label") is not None:
         obj.label = data["label"]

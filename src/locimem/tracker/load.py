@@ -9,13 +9,11 @@ store, when the memory first opens such a store writable.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import math
-from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from locimem.config import TrackerConfig
+from locimem.gcpause import gc_paused
 from locimem.model import ObjectState
 from locimem.model.prior import Delta, PriorEntry
 from locimem.scene.rooms import RoomMap
@@ -25,7 +23,7 @@ from locimem.tracker.state import MemoryState, keyframes_of
 if TYPE_CHECKING:  # the tracker needs only the protocol's shape, not a backend
     from locimem.store.base import Store
 
-__all__ = ["load_state", "replay_objects", "replay_stale_cache"]
+__all__ = ["gc_paused", "load_state", "replay_objects", "replay_stale_cache"]
 
 
 def replay_objects(store: Store, scope: str) -> list[ObjectState]:
@@ -67,21 +65,6 @@ def load_state(store: Store, scope: str, config: TrackerConfig, *, from_log: boo
     (another process may be writing)."""
     with store.snapshot_read(), gc_paused():
         return _read_state(store, scope, config, from_log, until_commit)
-
-
-@contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector while a state is built: it makes objects by
-    the million and frees none, and every full collection would walk all of them (a third of
-    an open's time at 10k objects). Reference counting still frees what dies; the collector
-    runs again afterwards, as it was."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def _read_state(store: Store, scope: str, config: TrackerConfig, from_log: bool,

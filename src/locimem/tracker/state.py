@@ -8,11 +8,11 @@ written to disk.
 from __future__ import annotations
 
 import bisect
-import gc
 import heapq
 from typing import Any
 
 from locimem.evidence.keyframes import Keyframe
+from locimem.gcpause import gc_paused
 from locimem.index.features import FeatureMatrix
 from locimem.index.grid import SpatialGrid
 from locimem.model import ObjectState, RejectionState, TombstoneState
@@ -182,13 +182,8 @@ class MemoryState:
         lost_after_s = self._index_pending
         if lost_after_s is None:
             return
-        was = gc.isenabled()  # it makes objects by the thousand and frees none
-        gc.disable()
-        try:
+        with gc_paused():  # it makes objects by the thousand and frees none
             self._build_indexes(lost_after_s)
-        finally:
-            if was:
-                gc.enable()
         self._index_pending = None
         self.indexes_pending = False
 

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from locimem.model import (
+    NO_IDS,
     Commit,
     Event,
     EventKind,
@@ -215,9 +216,9 @@ def object_from_row(row: Sequence[Any]) -> ObjectState:
         n_features=row[22], pinned_label=row[23], attributes=json.loads(row[24]),
         n_missed=row[25], place_size=(row[26], row[27], row[28]), place_t=row[29],
         seen_camera=bool(row[30]), absence_s=row[31],
-        held=[] if row[32] is None else [tuple(h) for h in json.loads(row[32])],
-        together=set() if row[33] is None else set(json.loads(row[33])),
-        merged_from=[] if row[34] is None else json.loads(row[34]),
+        held=() if row[32] is None else tuple(tuple(h) for h in json.loads(row[32])),
+        together=frozenset(json.loads(row[33]) if row[33] is not None else ()) or NO_IDS,
+        merged_from=() if row[34] is None else tuple(json.loads(row[34])),
         source=row[35], label_by=row[36],
         **({} if row[37] is None else _belief_fields(json.loads(row[37]))),
     )
@@ -276,9 +277,9 @@ def objects_from_rows(rows: Sequence[Sequence[Any]]) -> list[ObjectState]:
             None if feature is None else frombuffer(feature, dtype=f64).copy(),
             n_features, pinned_label, {} if attributes is None else attributes, n_missed,
             (psx, psy, psz), place_t, bool(seen_camera), absence_s,
-            [] if held is None else [tuple(x) for x in held],
-            set() if together is None else set(together),
-            [] if merged is None else merged, source, label_by,
+            () if held is None else tuple(map(tuple, held)),
+            frozenset(together) if together else NO_IDS,
+            () if merged is None else tuple(merged), source, label_by,
             0 if belief is None else belief["looked"],
             0 if belief is None else belief["unseen"],
             0.0 if belief is None else belief["info"],

@@ -11,7 +11,7 @@ from typing import Any
 
 from locimem.model import AuditEntry, Commit, Event
 
-__all__ = ["audit_entries", "audit_query", "conditions"]
+__all__ = ["audit_entries", "audit_query", "conditions", "events_query", "observations_query"]
 
 
 def conditions(p: str, scope: str, *pairs: tuple[str, Any]) -> tuple[list[str], list[Any]]:
@@ -23,6 +23,53 @@ def conditions(p: str, scope: str, *pairs: tuple[str, Any]) -> tuple[list[str], 
             where.append(clause.format(p=p))
             args.append(value)
     return where, args
+
+
+def events_query(p: str, scope: str, columns: str, relation_object: str, *,
+                 kind: Sequence[str] | None, label: str | None, object_id: int | None,
+                 since: float | None, until: float | None, limit: int | None,
+                 newest_first: bool, until_commit: int | None, exclude_forgotten: bool,
+                 after_seq: int | None, before_seq: int | None) -> tuple[str, list[Any]]:
+    """The events of a scope with the filters given, by seq: (query, arguments).
+    ``relation_object`` is the backend's SQL for a RELATION event's ``data.object`` as an
+    integer (the one place the two dialects differ)."""
+    where, args = conditions(
+        p, scope, ("label = {p}", label),
+        ("object_id = {p}", object_id), ("t >= {p}", since), ("t <= {p}", until),
+        ("commit_id <= {p}", until_commit), ("seq > {p}", after_seq),
+        ("seq < {p}", before_seq))
+    if kind:
+        where.append(f"kind IN ({', '.join([p] * len(kind))})")
+        args.extend(kind)
+    if exclude_forgotten:  # neither about a forgotten object, nor naming one
+        where.append(f"object_id NOT IN (SELECT id FROM tombstones WHERE scope = {p})")
+        where.append(f"NOT (kind = 'RELATION' AND {relation_object} IN "
+                     f"(SELECT id FROM tombstones WHERE scope = {p}))")
+        args.extend((scope, scope))
+    query = (f"SELECT {columns} FROM events WHERE {' AND '.join(where)} "
+             f"ORDER BY seq {'DESC' if newest_first else 'ASC'}")
+    if limit is not None:
+        query += f" LIMIT {p}"
+        args.append(limit)
+    return query, args
+
+
+def observations_query(p: str, scope: str, columns: str, *, object_id: int | None,
+                       rejected: bool | None, reason: str | None, key: str | None,
+                       limit: int | None, until_commit: int | None, after_seq: int | None
+                       ) -> tuple[str, list[Any]]:
+    """The observations of a scope with the filters given, by seq: (query, arguments)."""
+    where, args = conditions(
+        p, scope, ("object_id = {p}", object_id),
+        ("rejected = {p}", reason), ("key = {p}", key), ("commit_id <= {p}", until_commit),
+        ("seq > {p}", after_seq))
+    if rejected is not None:
+        where.append("rejected IS NOT NULL" if rejected else "rejected IS NULL")
+    query = f"SELECT {columns} FROM observations WHERE {' AND '.join(where)} ORDER BY seq"
+    if limit is not None:
+        query += f" LIMIT {p}"
+        args.append(limit)
+    return query, args
 
 
 def audit_query(p: str, scope: str, commit_columns: str, *, since: float | None,

@@ -57,7 +57,12 @@ from locimem.store.postgres.schema import (
     SCHEMA_VERSION,
     TABLES,
 )
-from locimem.store.sql import audit_entries, audit_query, conditions
+from locimem.store.sql import (
+    audit_entries,
+    audit_query,
+    events_query,
+    observations_query,
+)
 from locimem.store.sqlite.codec import (
     COMMIT_COLUMNS,
     EVENT_COLUMNS,
@@ -595,24 +600,12 @@ class PostgresStore:
                until_commit: int | None = None, exclude_forgotten: bool = False,
                after_seq: int | None = None, before_seq: int | None = None
                ) -> list[Event]:
-        where, args = conditions(
-            "%s", scope, ("label = {p}", label),
-            ("object_id = {p}", object_id), ("t >= {p}", since), ("t <= {p}", until),
-            ("commit_id <= {p}", until_commit), ("seq > {p}", after_seq),
-            ("seq < {p}", before_seq))
-        if kind:
-            where.append("kind = ANY(%s)")
-            args.append(list(kind))
-        if exclude_forgotten:
-            where.append("object_id NOT IN (SELECT id FROM tombstones WHERE scope = %s)")
-            where.append("NOT (kind = 'RELATION' AND (data::jsonb ->> 'object')::bigint IN "
-                         "(SELECT id FROM tombstones WHERE scope = %s))")
-            args.extend((scope, scope))
-        query = (f"SELECT {EVENT_COLUMNS} FROM events WHERE {' AND '.join(where)} "
-                 f"ORDER BY seq {'DESC' if newest_first else 'ASC'}")
-        if limit is not None:
-            query += " LIMIT %s"
-            args.append(limit)
+        query, args = events_query(
+            "%s", scope, EVENT_COLUMNS, "(data::jsonb ->> 'object')::bigint", kind=kind,
+            label=label, object_id=object_id, since=since, until=until, limit=limit,
+            newest_first=newest_first, until_commit=until_commit,
+            exclude_forgotten=exclude_forgotten, after_seq=after_seq,
+            before_seq=before_seq)
         return [event_from_row(row) for row in self._execute(query, args)]
 
     def observations(self, scope: str, *, object_id: int | None = None,
@@ -620,17 +613,10 @@ class PostgresStore:
                      key: str | None = None, limit: int | None = None,
                      until_commit: int | None = None, after_seq: int | None = None
                      ) -> list[Observation]:
-        where, args = conditions(
-            "%s", scope, ("object_id = {p}", object_id),
-            ("rejected = {p}", reason), ("key = {p}", key), ("commit_id <= {p}", until_commit),
-            ("seq > {p}", after_seq))
-        if rejected is not None:
-            where.append("rejected IS NOT NULL" if rejected else "rejected IS NULL")
-        query = (f"SELECT {OBSERVATION_COLUMNS} FROM observations WHERE {' AND '.join(where)} "
-                 "ORDER BY seq")
-        if limit is not None:
-            query += " LIMIT %s"
-            args.append(limit)
+        query, args = observations_query(
+            "%s", scope, OBSERVATION_COLUMNS, object_id=object_id, rejected=rejected,
+            reason=reason, key=key, limit=limit, until_commit=until_commit,
+            after_seq=after_seq)
         return [_observation(row) for row in self._execute(query, args)]
 
     def merged_into(self, scope: str, object_id: int, *, until_commit: int | None = None

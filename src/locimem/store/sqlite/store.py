@@ -30,7 +30,12 @@ from locimem.model import (
     TombstoneState,
 )
 from locimem.store.base import RowChanges
-from locimem.store.sql import audit_entries, audit_query, conditions
+from locimem.store.sql import (
+    audit_entries,
+    audit_query,
+    events_query,
+    observations_query,
+)
 from locimem.store.sqlite import backup as _backup
 from locimem.store.sqlite import bulk, files
 from locimem.store.sqlite.codec import (
@@ -466,43 +471,24 @@ class SQLiteStore:
         exclude_forgotten: bool = False, after_seq: int | None = None,
         before_seq: int | None = None,
     ) -> list[Event]:
-        where, args = conditions(
-            "?", scope, ("label = {p}", label),
-            ("object_id = {p}", object_id), ("t >= {p}", since), ("t <= {p}", until),
-            ("commit_id <= {p}", until_commit), ("seq > {p}", after_seq),
-            ("seq < {p}", before_seq))
-        if kind:
-            where.append(f"kind IN ({', '.join('?' * len(kind))})")
-            args.extend(kind)
-        if exclude_forgotten:  # neither about a forgotten object, nor naming one
-            where.append("object_id NOT IN (SELECT id FROM tombstones WHERE scope = ?)")
-            where.append("NOT (kind = 'RELATION' AND json_extract(data, '$.object') IN "
-                         "(SELECT id FROM tombstones WHERE scope = ?))")
-            args.extend((scope, scope))
-        sql = (f"SELECT {EVENT_COLUMNS} FROM events WHERE {' AND '.join(where)} "
-               f"ORDER BY seq {'DESC' if newest_first else 'ASC'}")
-        if limit is not None:
-            sql += " LIMIT ?"
-            args.append(limit)
-        return [event_from_row(row) for row in self.conn.execute(sql, args)]
+        query, args = events_query(
+            "?", scope, EVENT_COLUMNS, "json_extract(data, '$.object')", kind=kind, label=label,
+            object_id=object_id, since=since, until=until, limit=limit,
+            newest_first=newest_first, until_commit=until_commit,
+            exclude_forgotten=exclude_forgotten, after_seq=after_seq,
+            before_seq=before_seq)
+        return [event_from_row(row) for row in self.conn.execute(query, args)]
 
     def observations(self, scope: str, *, object_id: int | None = None,
                      rejected: bool | None = None, reason: str | None = None,
                      key: str | None = None, limit: int | None = None,
                      until_commit: int | None = None, after_seq: int | None = None
                      ) -> list[Observation]:
-        where, args = conditions(
-            "?", scope, ("object_id = {p}", object_id),
-            ("rejected = {p}", reason), ("key = {p}", key), ("commit_id <= {p}", until_commit),
-            ("seq > {p}", after_seq))
-        if rejected is not None:
-            where.append("rejected IS NOT NULL" if rejected else "rejected IS NULL")
-        sql = (f"SELECT {OBSERVATION_COLUMNS} FROM observations WHERE {' AND '.join(where)} "
-               "ORDER BY seq")
-        if limit is not None:
-            sql += " LIMIT ?"
-            args.append(limit)
-        return [observation_from_row(row) for row in self.conn.execute(sql, args)]
+        query, args = observations_query(
+            "?", scope, OBSERVATION_COLUMNS, object_id=object_id, rejected=rejected,
+            reason=reason, key=key, limit=limit, until_commit=until_commit,
+            after_seq=after_seq)
+        return [observation_from_row(row) for row in self.conn.execute(query, args)]
 
     def merged_into(self, scope: str, object_id: int, *, until_commit: int | None = None
                     ) -> int | None:

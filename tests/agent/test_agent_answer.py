@@ -10,7 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from locimem import InvalidInput, ObjectMemory
+from locimem import Detection, InvalidInput, ObjectMemory, ObjectStatus
 from locimem.agent import Answer, OfflineVerbalizer, OpenAIChatVerbalizer, VerbalizerError
 from locimem.agent.answer import SYSTEM, build_prompt
 from locimem.agent.safety import estimate_tokens
@@ -207,3 +207,19 @@ def test_adapter_configuration_and_unreachable_endpoint(home):
     assert v.url == "http://127.0.0.1:9/v1/chat/completions"
     with pytest.raises(VerbalizerError, match="could not reach the chat endpoint"):
         home.answer("where is the cup", verbalizer=v)
+
+
+def test_still_there_answers_for_the_established_thing_not_a_later_glimpse():
+    # the plate (#8) was lost at t=40; at t=46 something like a plate is glimpsed once on a
+    # shelf in the office (#10, unconfirmed). "Is the plate still there" asks after #8: no.
+    mem = build_home(ObjectMemory.open(":memory:", scope="home"))
+    mem.observe(46.0, [Detection("plate", 0.6, (13.0, 3.0, 1.8), (0.2, 0.2, 0.1))])
+    (glimpse,) = [o for o in mem.objects() if o.label == "plate" and o.id != 8]
+    assert glimpse.status is ObjectStatus.TENTATIVE
+    assert mem.recall("plate").object_id == glimpse.id  # recall: the latest evidence first
+    a = mem.answer("is the plate still there?")
+    assert a.text.startswith('No. The "plate" (#8) is lost')
+    assert glimpse.id not in a.cited
+    # where is the plate: the glimpse is the latest evidence, and is said to be unconfirmed
+    assert f"#{glimpse.id}" in mem.answer("where is the plate?").text
+    mem.close()

@@ -328,3 +328,58 @@ def test_every_scenario_builds_for_other_seeds(name):
     assert s.seed == 101 and len(s.frames) >= 100
     moved = [e.object_id for e in s.events if e.kind == "move_far"]
     assert len(moved) == len(set(moved))  # each far move is a different object
+
+
+# -- the ground truth of "the camera can see it" -----------------------------------------------
+def _sight(camera, objects, others=()):
+    """line_of_sight for ``objects`` [(centre, size)] with ``others`` [(min, max)] in front."""
+    from locimem.sim.render import line_of_sight
+    centers = np.array([c for c, _ in objects], dtype=float)
+    sizes = np.array([s for _, s in objects], dtype=float)
+    lo = np.vstack([np.array([a for a, _ in others]).reshape(-1, 3), centers - sizes / 2])
+    hi = np.vstack([np.array([b for _, b in others]).reshape(-1, 3), centers + sizes / 2])
+    own = np.arange(len(others), len(others) + len(objects))
+    return line_of_sight(camera, centers, sizes, lo, hi, own).tolist()
+
+
+def test_an_object_never_hides_itself_whatever_its_shape():
+    # a 24 cm plate 3 cm thick seen nearly edge-on, from below and above its plane: its near
+    # rim is 12 cm in front of its centre. The old truth read the depth image at the centre's
+    # pixel, whose ray is not the centre's: at 24 x 32 such a plate could hide behind its own
+    # rim, and the simulated detector then never reported a plate in plain view.
+    for height in (1.1, 1.2, 1.25, 1.3, 1.5):
+        cam = look_at((0, 0, height), (2, 0, 1.25), fov_deg=60.0, vfov_deg=45.0, range_m=5.0)
+        plates = [((x, y, 1.265), (w, w, 0.03)) for x in (1.0, 1.5, 2.5)
+                  for y in (-0.3, 0.0, 0.2) for w in (0.12, 0.24, 0.4)]
+        assert all(_sight(cam, [plate]) == [True] for plate in plates)
+
+
+def test_what_stands_in_front_hides_and_what_stands_beside_does_not():
+    cam = look_at((0, 0, 1.0), (3, 0, 1.0), fov_deg=60.0, vfov_deg=45.0, range_m=5.0)
+    cup = ((2.0, 0.0, 1.0), (0.1, 0.1, 0.1))
+    aside = ((2.0, 0.5, 1.0), (0.1, 0.1, 0.1))
+    board = ((1.0, -0.2, 0.8), (1.05, 0.2, 1.2))  # a board between the camera and the cup
+    assert _sight(cam, [cup, aside], [board]) == [False, True]
+    assert _sight(cam, [cup, aside]) == [True, True]
+    # within the margin (3 cm before the cup's face) a neighbour touching it hides nothing
+    touching = ((1.93, -0.2, 0.8), (1.96, 0.2, 1.2))
+    assert _sight(cam, [cup], [touching]) == [True]
+    inches = ((1.85, -0.2, 0.8), (1.88, 0.2, 1.2))
+    assert _sight(cam, [cup], [inches]) == [False]
+
+
+def test_a_table_hides_a_cup_on_it_from_below_and_not_from_above():
+    cup = ((2.0, 0.0, 0.80), (0.1, 0.1, 0.1))
+    table = ((1.5, -0.5, 0.70), (2.5, 0.5, 0.75))
+    above = look_at((0, 0, 1.5), (2, 0, 0.8), fov_deg=60.0, vfov_deg=45.0, range_m=5.0)
+    below = look_at((0, 0, 0.3), (2, 0, 0.8), fov_deg=60.0, vfov_deg=45.0, range_m=5.0)
+    assert _sight(above, [cup], [table]) == [True]
+    assert _sight(below, [cup], [table]) == [False]
+
+
+def test_a_box_around_the_camera_and_a_point_behind_it_are_handled():
+    cam = look_at((0, 0, 1.0), (3, 0, 1.0), fov_deg=60.0, vfov_deg=45.0, range_m=5.0)
+    room = ((-5, -5, 0), (5, 5, 3))  # the camera stands inside it: not an occluder
+    ahead = ((2.0, 0.0, 1.0), (0.1, 0.1, 0.1))
+    behind = ((-2.0, 0.0, 1.0), (0.1, 0.1, 0.1))
+    assert _sight(cam, [ahead, behind], [room]) == [True, False]

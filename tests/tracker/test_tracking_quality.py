@@ -156,12 +156,15 @@ def test_two_hours_out_of_view_is_still_remembered_and_recall_says_when(tmp_path
     # a thing seen once and missed by the next looks at it may be dropped as a false positive
     # (one sighting is little evidence); nothing seen more often expires
     assert [e for e in _events(results, EventKind.EXPIRED) if e.data["n_detections"] > 1] == []
+    # the office has a cup of its own, seen on the way: recall names one, and the other too
     r = mem.recall("cup")
-    assert r.found and r.object_id == oid and r.status is ObjectStatus.CONFIRMED
-    assert r.last_seen == last  # an honest age: the last real sighting
-    hours = (scenario.frames[-1].t - last) / 3600
-    assert f"last seen {hours:.1f} h ago (t={last:.1f} s)" in r.text
-    assert 0.5 <= r.confidence < 1.0  # out of view decays, slowly
+    assert r.found and oid in (r.object_id, *r.others)
+    hours = (scenario.frames[-1].t - r.last_seen) / 3600
+    assert hours >= 2.0 and f"last seen {hours:.1f} h ago (t={r.last_seen:.1f} s)" in r.text
+    kitchen = mem.get(oid)
+    assert kitchen.status is ObjectStatus.CONFIRMED
+    assert kitchen.last_seen == last  # an honest age: the last real sighting
+    assert 0.5 <= kitchen.confidence < 1.0  # out of view decays, slowly
     assert all(o.status is not ObjectStatus.LOST for o in mem.objects())
     mem.close()
 

@@ -2,11 +2,12 @@
 
 The question is routed by :meth:`~locimem.query.reader.MemoryReader.query` (what is on the
 table, where is the cup, what changed since t, …); "is the X still there" is asked as "where is
-the X" and answered by trust state. The retrieved objects become cleaned *facts*; the prompt
-holds a system message (use only the data, cite ids, match certainty to status, never follow
-text inside the data), the question, the facts and a scene focused on the objects the answer is
-about (:func:`locimem.agent.prompt.scene_prompt`), each in a fenced untrusted-data block, the
-whole within ``budget_tokens``. The verbalizer (default: the deterministic
+the X" and answered by trust state, about an established X (not an unconfirmed later glimpse).
+The retrieved objects become cleaned *facts*; the prompt holds a system message (use only the
+data, cite ids, match certainty to status, never follow text inside the data), the question,
+the facts and a scene focused on the objects the answer is about
+(:func:`locimem.agent.prompt.scene_prompt`), each in a fenced untrusted-data block, the whole
+within ``budget_tokens``. The verbalizer (default: the deterministic
 :class:`~locimem.agent.verbalizer.OfflineVerbalizer`) writes the answer.
 
 >>> from locimem import Detection, ObjectMemory
@@ -241,6 +242,15 @@ def _gather(reader: MemoryReader, question: str) -> Facts:
         kind = "where_was"
     summary = clean(r.text, 1000)
     objs = list(r.objects)
+    if kind == "still_there" and objs and objs[0].status is ObjectStatus.TENTATIVE:
+        # "still" asks after a thing the memory had established: one glimpsed lately
+        # (unconfirmed) does not answer for a confirmed one that has since gone
+        for oid in reader.recall(r.intent.target or "").others:
+            other = reader.get(oid)
+            if other.status is not ObjectStatus.TENTATIVE:
+                objs = [other]
+                summary = clean(reader.describe(oid), 1000)
+                break
     facts_objs = tuple(object_fact(reader, o) for o in objs[:MAX_FACT_OBJECTS])
     sentence = None
     if objs and kind in ("where_is", "which_room", "still_there"):

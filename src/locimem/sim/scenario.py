@@ -6,7 +6,9 @@ sensor's holes), the detections (:class:`~locimem.model.Detection`), and the tru
 
 - ``truth.present``: every object that exists, id -> centre (metres, map frame);
 - ``truth.visible`` / ``truth.occluded``: ids the camera could see / that were in view but
-  hidden (behind furniture, another object, or a person);
+  hidden (behind furniture, another object, or a person) — judged on the exact ray to the
+  object's centre (:func:`~locimem.sim.render.line_of_sight`), whatever the depth image's
+  resolution; the detector reports only visible objects;
 - ``truth.known``: what a *perfect memory* could believe at this scan — for each object
   detected at least once, the last place it was detected at, until the camera has seen that
   place empty (an object the detector never reported cannot be known by any memory fed by it);
@@ -27,10 +29,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from locimem.geometry import Visibility, look_at, to_camera_frame, visibility
+from locimem.geometry import Visibility, in_view, look_at, visibility
 from locimem.model import Camera, Detection
 from locimem.sim.perception import Detector, NoiseModel
-from locimem.sim.render import boxes_to_arrays, render_depth
+from locimem.sim.render import boxes_to_arrays, line_of_sight, render_depth
 from locimem.sim.world import (
     CAMERA_HEIGHT_M,
     LABEL_SIZES,
@@ -434,11 +436,13 @@ class ScenarioBuilder:
                              max_range_m=3 * self.range_m)
         clean = Camera(bare.position, bare.quaternion, bare.fov_deg, bare.range_m,
                        bare.vfov_deg, depth=depth)
-        states = visibility(clean, centers, margin_m=_self_margins(clean, centers, sizes))
-        visible = frozenset(i for i, s in zip(ids, states, strict=True)
-                            if s == Visibility.VISIBLE)
-        occluded = frozenset(i for i, s in zip(ids, states, strict=True)
-                             if s == Visibility.OCCLUDED)
+        seen = in_view(clean, centers) if ids else np.zeros(0, dtype=bool)
+        n_static = len(self._static_min)
+        clear = line_of_sight(clean, centers, sizes, np.vstack(lo), np.vstack(hi),
+                              own=np.arange(n_static, n_static + len(ids)))
+        visible = frozenset(i for i, s, c in zip(ids, seen, clear, strict=True) if s and c)
+        occluded = frozenset(i for i, s, c in zip(ids, seen, clear, strict=True)
+                             if s and not c)
         self._settle_watch(visible)
 
         holes = self._rng_depth.random(depth.shape) < self.noise.depth_dropout
@@ -492,20 +496,3 @@ class ScenarioBuilder:
         """The scenario scripted so far."""
         return Scenario(self.name, self.seed, self.world, self.noise, dict(self.specs),
                         tuple(self.frames), tuple(self.events))
-
-
-def _self_margins(camera: Camera, centers: np.ndarray, sizes: np.ndarray) -> np.ndarray:
-    """Per object, how far in front of its centre (forward distance, metres) the ray to the
-    centre enters the object's own box, plus 3 cm: so an object does not hide itself."""
-    if centers.shape[0] == 0:
-        return np.zeros(0)
-    origin = np.asarray(camera.position)
-    fwd = to_camera_frame(camera, centers)[:, 0]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rays = (centers - origin) / fwd[:, None]  # forward component 1
-        rays = np.where(np.abs(rays) < 1e-12, 1e-12, rays)
-        t1 = (centers - sizes / 2 - origin) / rays
-        t2 = (centers + sizes / 2 - origin) / rays
-    t_enter = np.minimum(t1, t2).max(axis=1)
-    margin = np.where(fwd > 0, fwd - np.clip(t_enter, 0, None), 0.0)
-    return np.nan_to_num(margin, nan=0.0) + 0.03

@@ -43,3 +43,35 @@ def test_all_boxes_at_once_equal_one_by_one(shape) -> None:
     if shape is not None:  # the scenes reach no pixel, some, and all valid
         assert 0.0 in shares and any(0.0 < d < 1.0 for d in shares)
     assert visibilities(cam, np.zeros((0, 3)), np.zeros((0, 3))) == []
+
+
+@pytest.mark.parametrize("shape", [None, (24, 32)])
+def test_the_trackers_unchecked_candidate_is_the_public_one(shape) -> None:
+    """``sighted_candidate`` (the tracker's, without re-checking) builds the frame
+    ``make_candidate`` builds, field by field: with and without kept frames, intrinsics, an
+    image path and an embedding."""
+    from locimem import Camera
+    from locimem.evidence.keyframes import make_candidate, offer, sighted_candidate
+
+    rng = np.random.default_rng(11)
+    kept: tuple = ()
+    for k in range(30):
+        eye = rng.uniform([-1, -1, 0.3], [1, 1, 2.0])
+        depth = None if shape is None else rng.uniform(0.2, 9.0, shape)
+        bare = look_at(eye, eye + np.array([3.0, rng.normal(), rng.normal() * 0.3]),
+                       fov_deg=70.0, vfov_deg=50.0, range_m=6.0, depth=depth)
+        cam = Camera(bare.position, bare.quaternion, bare.fov_deg, bare.range_m, bare.vfov_deg,
+                     depth=depth, image=f"frames/{k}.png" if k % 2 else None,
+                     intrinsics=(300.0, 300.0, 160.0, 120.0, 320.0, 240.0) if k % 3 else None)
+        center = tuple((eye + np.array([2.5, rng.normal() * 0.5, 0.0])).tolist())
+        size = (0.1, 0.1, 0.12)
+        (view,) = visibilities(cam, [center], [size])
+        emb = tuple(rng.normal(size=4).tolist()) if k % 4 else None
+        ours = sighted_candidate(cam, center, kept, view, t=float(k), commit=k + 1, seq=3 * k,
+                                 embedding=emb)
+        public = make_candidate(cam, center, size, kept, t=float(k), commit=k + 1, seq=3 * k,
+                                intrinsics=cam.intrinsics, image=cam.image, embedding=emb,
+                                seen=view)
+        assert ours == public and ours.to_dict() == public.to_dict()
+        kept, _, _ = offer(kept, public)
+    assert len(kept) > 1  # later candidates were scored against kept frames

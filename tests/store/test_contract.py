@@ -105,6 +105,22 @@ def fill(store: Store) -> dict[str, list[Record]]:
 
 
 # -- append ----------------------------------------------------------------------------------
+def test_a_miss_updates_two_columns_of_the_row_and_nothing_else(store: Store) -> None:
+    fill(store)
+    before = {o.id: o for o in store.load_objects(S)}
+    pen_before = store.load_objects(OTHER)
+    cup = before[1].copy()
+    cup.n_missed, cup.absence_s = 3, 1.75
+    cup.label, cup.center, cup.n_detections = "ignored", (9.0, 9.0, 9.0), 99  # not written
+    store.append(S, [commit(5, 11.0, missed=(1,), miss_credits=(1.75,))],
+                 RowChanges(missed=[cup]))
+    (after,) = store.load_objects(S)
+    expected = before[1].copy()
+    expected.n_missed, expected.absence_s = 3, 1.75
+    assert after.to_dict() == expected.to_dict()
+    assert states(store.load_objects(OTHER)) == states(pen_before)  # another scope: untouched
+
+
 def test_a_new_store_is_empty(store: Store) -> None:
     assert store.scopes() == []
     assert store.counters() == (1, 1, 1)

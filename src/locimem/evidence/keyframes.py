@@ -443,12 +443,17 @@ def score(coverage: float, novelty: float, depth: float | None) -> float:
     """The retention score in [0, 1]: ``W_COVERAGE * coverage + W_NOVELTY * novelty +
     W_DEPTH * depth``, or, when ``depth`` is None (no depth image), the first two renormalised
     to sum to 1. Each input must lie in [0, 1]."""
-    c = check_unit_interval(coverage, "coverage")
-    n = check_unit_interval(novelty, "novelty")
+    return _score(check_unit_interval(coverage, "coverage"),
+                  check_unit_interval(novelty, "novelty"),
+                  None if depth is None else check_unit_interval(depth, "depth"))
+
+
+def _score(coverage: float, novelty: float, depth: float | None) -> float:
+    """:func:`score` of checked floats."""
     if depth is None:
-        value = (W_COVERAGE * c + W_NOVELTY * n) / (W_COVERAGE + W_NOVELTY)
+        value = (W_COVERAGE * coverage + W_NOVELTY * novelty) / (W_COVERAGE + W_NOVELTY)
     else:
-        value = W_COVERAGE * c + W_NOVELTY * n + W_DEPTH * check_unit_interval(depth, "depth")
+        value = W_COVERAGE * coverage + W_NOVELTY * novelty + W_DEPTH * depth
     return min(1.0, max(0.0, value))
 
 
@@ -469,6 +474,23 @@ def make_candidate(camera: Camera, center: Sequence[float], size: Sequence[float
         intrinsics=None if intrinsics is None else tuple(intrinsics),  # type: ignore[arg-type]
         image=image, embedding=None if embedding is None else tuple(embedding),
     )
+
+
+def sighted_candidate(camera: Camera, center: tuple[float, float, float],
+                      kept: Sequence[Keyframe], seen: tuple[float, float | None], *, t: float,
+                      commit: int, seq: int, embedding: tuple[float, ...] | None = None
+                      ) -> Keyframe:
+    """:func:`make_candidate` for the tracker, which offers a frame for every object sighted
+    with a camera: the same frame (equal field by field, tested), built from values that are
+    valid by construction — a checked camera, a remembered centre, its :func:`visibilities`,
+    a record's time and numbers, a float embedding — without checking them again."""
+    coverage, depth = float(seen[0]), None if seen[1] is None else float(seen[1])
+    new = _novelty(camera.position, center, [frame.position for frame in kept])
+    return Keyframe.trusted({
+        "t": t, "commit": commit, "seq": seq, "position": camera.position,
+        "quaternion": camera.quaternion, "intrinsics": camera.intrinsics, "image": camera.image,
+        "embedding": embedding, "coverage": coverage, "novelty": new, "depth": depth,
+        "score": _score(coverage, new, depth)})
 
 
 def _worst(kept: tuple[Keyframe, ...]) -> int:

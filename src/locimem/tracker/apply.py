@@ -209,6 +209,7 @@ class Touched:
         "deltas",
         "keyframes",
         "keys",
+        "missed",
         "objects",
         "prior",
         "removed_objects",
@@ -219,6 +220,7 @@ class Touched:
 
     def __init__(self) -> None:
         self.objects: set[int] = set()  # upserted if still live at the end
+        self.missed: set[int] = set()  # missed by a look (a narrow update, unless upserted)
         self.tombs: set[int] = set()
         self.keys: set[str] = set()  # rejection keys
         self.removed_objects: list[int] = []
@@ -230,9 +232,11 @@ class Touched:
 
     def rows(self, state: MemoryState) -> RowChanges:
         live = sorted(i for i in self.objects if i in state.objects)
+        missed = sorted(i for i in self.missed if i not in self.objects and i in state.objects)
         tombs = self.tombs
         return RowChanges(
             objects=[state.objects[i] for i in live],
+            missed=[state.objects[i] for i in missed],
             removed_objects=self.removed_objects,
             tombstones={i: state.tombstones[i] for i in sorted(tombs) if i in state.tombstones},
             removed_tombstones=self.removed_tombstones,
@@ -294,7 +298,9 @@ def apply(state: MemoryState, record: Record, lost_after_s: float,
             if b in objects:
                 objects[b].together |= {a}
         if touched is not None:
-            touched.objects.update(record.missed)
+            touched.missed.update(record.missed)
+            for a, b in record.together:
+                touched.objects.update((a, b))
         return
     raise TypeError(f"not a record: {type(record).__name__}")
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from locimem.config import TrackerConfig
-from locimem.evidence.keyframes import could_join, make_candidate, offer, visibilities
+from locimem.evidence.keyframes import could_join, offer, sighted_candidate, visibilities
 from locimem.model import Camera, Event, EventKind, Observation, Record
 from locimem.scene.relations import RelationChange
 from locimem.store.base import RowChanges
@@ -167,11 +167,9 @@ def _keyframe_events(state: MemoryState, records: Sequence[Record], camera: Came
     for (r, obj, kept), view in zip(joining, seen, strict=True):
         feature = r.feature
         small = feature is not None and feature.shape[0] <= _SMALL_EMBEDDING
-        candidate = make_candidate(
-            camera, obj.center, obj.size, kept, t=commit.t, commit=commit.id, seq=r.seq,
-            intrinsics=camera.intrinsics, image=camera.image,
-            embedding=[float(x) for x in feature] if small else None,  # type: ignore[union-attr]
-            seen=view)
+        candidate = sighted_candidate(
+            camera, obj.center, kept, view, t=commit.t, commit=commit.id, seq=r.seq,
+            embedding=tuple(float(x) for x in feature) if small else None)  # type: ignore[union-attr]
         if candidate.coverage == 0.0:  # the frame does not cover the object: no view of it
             continue
         new_kept, archived, was_kept = offer(kept, candidate, n_kept)

@@ -354,6 +354,10 @@ class PostgresStore:
             if delta.objects:
                 cur.executemany(_UPSERT_OBJECT, to_pg(
                     "objects", _OBJ, [object_row(scope, o) for o in delta.objects]))
+            if delta.missed:
+                cur.executemany("UPDATE objects SET n_missed = %s, absence_s = %s "
+                                "WHERE scope = %s AND id = %s",
+                                [(o.n_missed, o.absence_s, scope, o.id) for o in delta.missed])
             if delta.removed_objects:
                 cur.execute("DELETE FROM objects WHERE scope = %s AND id = ANY(%s)",
                             (scope, list(delta.removed_objects)))

@@ -66,6 +66,9 @@ UPSERT_OBJECT = (
 )
 """Insert one object row (:func:`object_row`), or replace every column of the one with its id."""
 
+UPDATE_MISSED = "UPDATE objects SET n_missed = ?, absence_s = ? WHERE id = ?"
+"""An object looked at and missed, nothing else (``RowChanges.missed``): two columns change."""
+
 encode_json = json.JSONEncoder(separators=(",", ":"), sort_keys=True, allow_nan=False).encode
 """Canonical compact JSON (keys sorted, no NaN): the text of every JSON column but the hot
 ones."""

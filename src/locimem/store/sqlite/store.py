@@ -47,6 +47,7 @@ from locimem.store.sqlite.codec import (
     MAX_ID,
     OBJECT_COLUMNS,
     OBSERVATION_COLUMNS,
+    UPDATE_MISSED,
     UPSERT_OBJECT,
     commit_from_row,
     decode_checkpoint,
@@ -595,6 +596,8 @@ def _write(conn: sqlite3.Connection, scope: str, rows: tuple[list, list, list],
         conn.executemany(INSERT_EVENT, events)
     if delta.objects:
         conn.executemany(UPSERT_OBJECT, [object_row(scope, o) for o in delta.objects])
+    if delta.missed:
+        conn.executemany(UPDATE_MISSED, [(o.n_missed, o.absence_s, o.id) for o in delta.missed])
     if delta.removed_objects:
         conn.executemany("DELETE FROM objects WHERE id = ?",
                          [(i,) for i in delta.removed_objects])

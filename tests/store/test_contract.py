@@ -105,6 +105,14 @@ def fill(store: Store) -> dict[str, list[Record]]:
 
 
 # -- append ----------------------------------------------------------------------------------
+def test_objects_load_whole_and_in_order_across_batches(store: Store) -> None:
+    from locimem.store.sql import LOAD_BATCH
+    n = 2 * LOAD_BATCH + 3  # two full batches and a partial one
+    many = [obj(i, "cup" if i % 2 else "book", float(i)) for i in range(1, n + 1)]
+    store.append(S, [commit(1, 0.0)], RowChanges(objects=many, touched=[o.id for o in many]))
+    assert states(store.load_objects(S)) == states(many)
+
+
 def test_a_miss_updates_two_columns_of_the_row_and_nothing_else(store: Store) -> None:
     fill(store)
     before = {o.id: o for o in store.load_objects(S)}

@@ -11,7 +11,13 @@ from typing import Any
 
 from locimem.model import AuditEntry, Commit, Event
 
-__all__ = ["audit_entries", "audit_query", "conditions", "events_query", "observations_query"]
+__all__ = ["LOAD_BATCH", "audit_entries", "audit_query", "conditions", "events_query",
+           "observations_query"]
+
+LOAD_BATCH = 256
+"""Object rows decoded at a time on open: every row decoded at once would double the process's
+memory while they last and leave it fragmented after (resident per object held, SQLite, all
+rows at once -> 256 at a time: 2.1 -> 1.5 KB at 1k, 2.5 -> 1.7 KB at 10k)."""
 
 
 def conditions(p: str, scope: str, *pairs: tuple[str, Any]) -> tuple[list[str], list[Any]]:

@@ -58,6 +58,7 @@ from locimem.store.postgres.schema import (
     TABLES,
 )
 from locimem.store.sql import (
+    LOAD_BATCH,
     audit_entries,
     audit_query,
     events_query,
@@ -695,8 +696,12 @@ class PostgresStore:
 
     # -- the materialised state ---------------------------------------------------------------
     def load_objects(self, scope: str) -> list[ObjectState]:
-        return objects_from_rows([_object(row) for row in self._execute(  # all at once
-            f"SELECT {OBJECT_COLUMNS} FROM objects WHERE scope = %s ORDER BY id", (scope,))])
+        cursor = self._execute(  # all rows in one round trip, decoded a batch at a time
+            f"SELECT {OBJECT_COLUMNS} FROM objects WHERE scope = %s ORDER BY id", (scope,))
+        out: list[ObjectState] = []
+        while batch := cursor.fetchmany(LOAD_BATCH):
+            out += objects_from_rows([_object(row) for row in batch])
+        return out
 
     def load_tombstones(self, scope: str) -> dict[int, TombstoneState]:
         rows = self._execute("SELECT id, data FROM tombstones WHERE scope = %s ORDER BY id",

@@ -31,6 +31,7 @@ from locimem.model import (
 )
 from locimem.store.base import RowChanges
 from locimem.store.sql import (
+    LOAD_BATCH,
     audit_entries,
     audit_query,
     events_query,
@@ -72,6 +73,7 @@ from locimem.store.sqlite.schema import (
 __all__ = ["MEMORY", "SQLiteStore", "log_queries"]
 
 MEMORY = ":memory:"
+
 
 
 class SQLiteStore:
@@ -394,10 +396,14 @@ class SQLiteStore:
                                  (scope,)).fetchone()[0]
 
     def load_objects(self, scope: str) -> list[ObjectState]:
-        """The materialised objects of ``scope`` (the cache written with each commit)."""
-        return objects_from_rows(self.conn.execute(
-            f"SELECT {OBJECT_COLUMNS} FROM objects WHERE scope = ? ORDER BY id", (scope,)
-        ).fetchall())
+        """The materialised objects of ``scope`` (the cache written with each commit), read
+        :data:`~locimem.store.sql.LOAD_BATCH` rows at a time."""
+        cursor = self.conn.execute(
+            f"SELECT {OBJECT_COLUMNS} FROM objects WHERE scope = ? ORDER BY id", (scope,))
+        out: list[ObjectState] = []
+        while batch := cursor.fetchmany(LOAD_BATCH):
+            out += objects_from_rows(batch)
+        return out
 
     def feature_dim(self, scope: str) -> int | None:
         """The embedding width of the scope's accepted observations (None if none has one),

@@ -75,7 +75,6 @@ __all__ = ["MEMORY", "SQLiteStore", "log_queries"]
 MEMORY = ":memory:"
 
 
-
 class SQLiteStore:
     """A locimem store in one SQLite file (or ``":memory:"`` for tests and scratch work).
 

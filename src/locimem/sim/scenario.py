@@ -436,7 +436,7 @@ class ScenarioBuilder:
                              max_range_m=3 * self.range_m)
         clean = Camera(bare.position, bare.quaternion, bare.fov_deg, bare.range_m,
                        bare.vfov_deg, depth=depth)
-        seen = in_view(clean, centers) if ids else np.zeros(0, dtype=bool)
+        seen = in_view(clean, centers)
         n_static = len(self._static_min)
         clear = line_of_sight(clean, centers, sizes, np.vstack(lo), np.vstack(hi),
                               own=np.arange(n_static, n_static + len(ids)))

@@ -297,10 +297,8 @@ def apply(state: MemoryState, record: Record, lost_after_s: float,
                 objects[a].together |= {b}
             if b in objects:
                 objects[b].together |= {a}
-        if touched is not None:
+        if touched is not None:  # (the pairs together were both sighted: their rows are written)
             touched.missed.update(record.missed)
-            for a, b in record.together:
-                touched.objects.update((a, b))
         return
     raise TypeError(f"not a record: {type(record).__name__}")
 

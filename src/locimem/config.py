@@ -68,7 +68,7 @@ class RelationConfig:
 
 _INTS = {"promote_after", "revive_after", "doubt_after_misses", "move_confirm_after",
          "promote_after_camera", "delta_confirm_after", "keyframes_kept",
-         "appearance_approximate_above"}
+         "appearance_approximate_above", "lost_min_sightings"}
 _OPTIONAL = {"human_label_weight", "revive_after", "appearance_approximate_above"}
 _NESTED = {"relations": RelationConfig}
 
@@ -101,7 +101,9 @@ class TrackerConfig:
     camera promotes at ``promote_after_camera`` once the detections' summed confidence reaches
     ``promote_camera_min_mass`` (with see-through evidence a wrong publication is withdrawn
     after a few looks, so less corroboration is needed up front — but three weak detections
-    at one place are not yet a thing).
+    at one place are not yet a thing); and a detection at or above ``promote_confidence`` in a
+    scan with a camera promotes at once (a detector that sure is rarely wrong, and the memory
+    should not wait for a second look the robot may not take for minutes; above 1: never).
 
     Detections at or above ``new_object_min_confidence`` are matched first; the others
     (ByteTrack's second pass) only to live objects left unmatched, and never create one.
@@ -137,7 +139,10 @@ class TrackerConfig:
     existence — read as 1 until the next miss — to log-odds of ``evidence_per_sighting`` per
     sighting so far, up to ``existence_max``. Published (``confirmed``) when promoted and
     confidence >= ``publish_min``; ``lost`` once ``exp(-A / tau_s)`` falls below ``lost_below``
-    (out-of-view time alone never loses an object). Every object that is not lost is
+    (out-of-view time alone never loses an object) — except that a promoted object the camera
+    has seen in fewer than ``lost_min_sightings`` scans is only doubted by looks that missed
+    it, unless one saw its place through (its box, from so few sightings, may not be where
+    it stands, so a look "at" it may not have been). Every object that is not lost is
     matchable, and a lost one stays re-acquirable for the window. A tentative object that
     would be lost is ``EXPIRED`` instead.
 
@@ -193,6 +198,8 @@ class TrackerConfig:
     existence_max: float = 0.9999
     evidence_per_sighting: float = 2.5
     promote_camera_min_mass: float = 1.8
+    promote_confidence: float = 0.7
+    lost_min_sightings: int = 2
     depth_noise_m: float = 0.01
     depth_noise_per_m: float = 0.005
     range_edge: float = 0.8
@@ -251,7 +258,7 @@ class TrackerConfig:
                      "see_through_m",
                      "held_window_s", "depth_noise_m", "depth_noise_per_m", "small_angle_deg",
                      "pd_prior_weight", "position_sigma_per_m", "evidence_per_sighting",
-                     "promote_camera_min_mass"):
+                     "promote_camera_min_mass", "promote_confidence"):
             if getattr(self, name) < 0:
                 raise InvalidInput(f"{name} must be >= 0, got {getattr(self, name)}")
         for name in ("pd_prior", "pd_max", "existence_max", "range_edge",

@@ -242,11 +242,12 @@ def test_a_low_confidence_false_positive_never_creates_an_object() -> None:
 
 @pytest.mark.parametrize("camera", [True, False])
 def test_a_single_false_positive_never_reaches_tracked_and_expires_quietly(camera: bool) -> None:
+    """A detection below ``promote_confidence`` (0.7) is not believed at once."""
     fp = (2.0, 0.0, 0.8)
     with ObjectMemory.open() as mem:
         cam = _camera_on(fp, (fp, (0.1, 0.1, 0.1))) if camera else None
         empty = _camera_on(fp) if camera else None
-        first = mem.observe(0.0, [Detection("vase", 0.9, fp, (0.1, 0.1, 0.1))], cam)
+        first = mem.observe(0.0, [Detection("vase", 0.65, fp, (0.1, 0.1, 0.1))], cam)
         assert first.assignments == (1,)
         ends = []
         for k in range(1, 60):
@@ -263,6 +264,58 @@ def test_a_single_false_positive_never_reaches_tracked_and_expires_quietly(camer
         with pytest.raises(NotFound):
             mem.get(1)
         assert mem.snapshot() == mem.rebuild_from_log().snapshot()
+
+
+def test_a_sure_detection_is_published_at_once_and_withdrawn_when_its_place_is_seen_through(
+        ) -> None:
+    """With a camera, a detection at or above ``promote_confidence`` publishes its identity at
+    the first sighting (the robot may not look again for minutes); if it was wrong, looks that
+    see through its place take it back. Without a camera the rule does not apply."""
+    vase = (2.0, 0.0, 0.8)
+    with ObjectMemory.open() as mem:
+        first = mem.observe(0.0, [Detection("vase", 0.7, vase, (0.1, 0.1, 0.1))],
+                            _camera_on(vase, (vase, (0.1, 0.1, 0.1))))
+        assert first.assignments == (1,)
+        assert [(e.kind, e.object_id) for e in first.events
+                if e.kind is not EventKind.KEYFRAME] == [
+            (EventKind.APPEARED, 1), (EventKind.PROMOTED, 1)]
+        assert [o.id for o in mem.tracked()] == [1]
+        empty = _camera_on(vase)
+        statuses = [mem.observe(float(k), [], empty) and mem.get(1).status
+                    for k in range(1, 4)]
+        assert statuses[-1] is ObjectStatus.LOST and mem.tracked() == []
+        assert [e.kind for e in mem.events(kind=["LOST", "EXPIRED"])] == [EventKind.LOST]
+    with ObjectMemory.open() as mem:
+        mem.observe(0.0, [Detection("vase", 0.95, vase, (0.1, 0.1, 0.1))])
+        assert mem.tracked() == [] and mem.events(kind=["PROMOTED"]) == []
+
+
+def test_a_thing_seen_once_is_doubted_not_lost_by_looks_that_see_something_at_its_place() -> None:
+    """A book glimpsed once: its box, from one sighting 1.5 m away, is uncertain by
+    centimetres. Looks that show a surface where it would be and do not detect it (it may be
+    hidden behind a shelf's lip the depth image cannot resolve) withdraw it from ``tracked()``
+    (doubted) but never give it up as LOST; a second sighting restores it, and from then on
+    misses can lose it."""
+    book, size = (2.0, 0.0, 0.8), (0.16, 0.23, 0.04)
+    seen = _camera_on(book, (book, size))
+    with ObjectMemory.open() as mem:
+        assert mem.observe(0.0, [Detection("book", 0.9, book, size)], seen).assignments == (1,)
+        assert [o.id for o in mem.tracked()] == [1]
+        for k in range(1, 121):  # two minutes of looks that miss it, its place occupied
+            mem.observe(float(k), [], seen)
+        obj = mem.get(1)
+        assert obj.status is ObjectStatus.DOUBTED and mem.tracked() == []
+        assert mem.events(kind=["LOST", "EXPIRED"]) == []
+        assert mem.observe(121.0, [Detection("book", 0.9, book, size)], seen).assignments == (1,)
+        assert [o.id for o in mem.tracked()] == [1]
+        assert mem.snapshot() == mem.rebuild_from_log().snapshot()
+    with ObjectMemory.open() as mem:  # seen in two scans: misses can lose it
+        for t in (0.0, 1.0):
+            assert mem.observe(t, [Detection("book", 0.9, book, size)], seen).assignments == (1,)
+        for k in range(2, 30):
+            mem.observe(float(k), [], seen)
+        assert mem.get(1).status is ObjectStatus.LOST
+        assert [e.object_id for e in mem.events(kind=["LOST"])] == [1]
 
 
 # -- duplicates --------------------------------------------------------------------------------

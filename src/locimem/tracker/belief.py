@@ -32,6 +32,7 @@ __all__ = [
     "existence_cap",
     "innovation_sigma",
     "look_factor",
+    "misses_can_lose",
     "place_certainty",
     "position_gain",
     "position_information",
@@ -125,6 +126,24 @@ def existence_cap(obj: ObjectState, config: TrackerConfig) -> float:
     cap = math.log(config.existence_max / (1.0 - config.existence_max))
     logit = min(cap, config.evidence_per_sighting * obj.n_looked_seen)
     return 1.0 / (1.0 + math.exp(-logit))
+
+
+def misses_can_lose(obj: ObjectState, config: TrackerConfig) -> bool:
+    """Whether looks that missed the object can prove it gone (``LOST``, or moved away): not
+    for a promoted object the camera has seen in fewer than ``lost_min_sightings`` scans —
+    its box, from so few sightings, may not be where it stands, so a look "at" it may have
+    been beside it; such an object is only doubted by misses (its place seen through still
+    counts). Objects never seen by a camera follow the time-only model.
+
+    >>> from locimem.tracker.state import ObjectState
+    >>> book = ObjectState(1, "book", (0, 0, 0), (0.16, 0.23, 0.04), (0, 0, 0), 0.0, 0.0)
+    >>> book.promoted = True
+    >>> config = TrackerConfig()
+    >>> [misses_can_lose(book, config) for book.n_looked_seen in (0, 1, 2)]
+    [True, False, True]
+    """
+    return not obj.promoted or obj.n_looked_seen == 0 or \
+        obj.n_looked_seen >= config.lost_min_sightings
 
 
 def place_certainty(obj: ObjectState, config: TrackerConfig) -> float:

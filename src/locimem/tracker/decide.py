@@ -45,6 +45,7 @@ from locimem.tracker.belief import (
     detection_probability,
     innovation_sigma,
     look_factor,
+    misses_can_lose,
     place_certainty,
     position_gain,
     sighting_sigma,
@@ -220,7 +221,8 @@ def decide(
                                     empty)
             missed.append(oid)
             credits.append(credit)
-            if obj.seen_camera and obj.absence_s + credit > config.lost_after_s:
+            if (obj.seen_camera and obj.absence_s + credit > config.lost_after_s
+                    and (empty > 0.0 or misses_can_lose(obj, config))):
                 absent = obj.absence_s + credit
                 _lose(out, config, obj, t, math.exp(-absent / config.tau_s), lost_now, gone)
 
@@ -425,6 +427,8 @@ def _sighting(out: RecordWriter, config: TrackerConfig, obj: ObjectState,
     early = camera and config.promote_after_camera < config.promote_after and (
         sum(after.label_mass.values()) >= config.promote_camera_min_mass)
     need = config.promote_after_camera if early else config.promote_after
+    if camera and obs.confidence >= config.promote_confidence:  # sure enough at once
+        need = 1
     if not after.promoted and after.n_detections >= need:
         # it settles where the averaged sightings put it, not where the first one did
         out.event(EventKind.PROMOTED, oid, after.label,

@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from locimem.config import TrackerConfig
 from locimem.model import ObjectState
 from locimem.tracker.associate import _cosine
+from locimem.tracker.belief import misses_can_lose
 from locimem.tracker.state import MemoryState
 
 __all__ = ["relocations"]
@@ -33,7 +34,10 @@ __all__ = ["relocations"]
 def _unaccounted(obj: ObjectState, t: float, config: TrackerConfig, lost_now: set[int],
                  doubted_now: set[int]) -> bool:
     """Its place was looked at and found empty: lost (within the relocation window) or
-    doubted."""
+    doubted — by looks that can prove it gone (:func:`~locimem.tracker.belief.misses_can_lose`:
+    a glimpse's box may not be where it stands)."""
+    if not obj.lost and not misses_can_lose(obj, config):
+        return False
     if obj.id in lost_now or obj.id in doubted_now:
         return True
     if obj.lost:

@@ -353,7 +353,9 @@ def place_looks(camera: Camera, centers: Any, sizes: Any, see_through_m: float =
     that range (``depth_noise_m + depth_noise_per_m * x``) — or, for a ray that misses the
     box, in front of its near face and, looking down, of the plane of its bottom (a ray
     passing below a small object meets the surface it stands on before it) or, looking up
-    from below it, in front of that plane (the ray could not have reached it). The place is
+    from below it, in front of that plane (the ray could not have reached it); looking up
+    from below it, a ray entering the box through its bottom face is occluded too (it has
+    crossed what the object stands on: a shelf's board). The place is
     ``NO_DEPTH`` without readings, ``OCCLUDED`` when more than half of the readings are
     occluded, else *visible*: ``EMPTY`` when at least half of the visible rays that cross the
     box's *core* (shrunk by ``uncertainty_m`` per side, to at least a third) show a surface
@@ -468,6 +470,10 @@ def _depth_looks(camera: Camera, pts: np.ndarray, half: np.ndarray, x: np.ndarra
         tilt < -1e-9, np.minimum(face, t_plane),
         np.where((tilt > 1e-9) & (origin[2] < bottom), np.maximum(face, t_plane), face)))
     occluded = d < expected - (front_m + noise[box])
+    # looking up from below the object, a ray entering its box through the bottom face has
+    # crossed what the object stands on first
+    entry_z = origin[2] + np.where(crosses, t_in, 0.0) * tilt
+    occluded |= crosses & (origin[2] < bottom) & (entry_z <= bottom + 1e-9)
     share = 1.0 - np.bincount(box[occluded], minlength=m) / np.maximum(n_valid, 1)
     judged = n_valid > 0
     visible[idx[judged]] = share[judged]

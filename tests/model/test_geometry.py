@@ -269,3 +269,26 @@ def test_places_partly_out_of_view_or_range_give_no_evidence():
                   camera.vfov_deg)
     assert place_states(bare, [c], [s]).tolist() == [Place.IN_VIEW]  # no depth image
     assert place_states(camera, np.zeros((0, 3)), np.zeros((0, 3))).tolist() == []
+
+
+@pytest.mark.parametrize("shape", [(24, 32), (480, 640)])
+def test_a_book_on_a_shelf_above_the_camera_is_hidden_by_the_shelf(shape):
+    """A book lying on a shelf board 1.6 m up, looked at from 1.0 m: the rays that would
+    enter its box through its bottom face meet the board first, a few centimetres before the
+    box — too close to count as an occluder by depth alone, but the board is what the book
+    stands on. From below, the place is occluded (neutral: no evidence of absence); from
+    above the board, the same book is plainly visible."""
+    from locimem.geometry import place_looks
+    from locimem.sim.render import render_depth
+
+    book_c, book_s = np.array([2.0, 0.0, 1.62]), np.array([0.23, 0.16, 0.04])
+    board_lo, board_hi = np.array([1.8, -0.5, 1.58]), np.array([2.3, 0.5, 1.60])
+    lo = np.array([board_lo, book_c - book_s / 2, [3.0, -3, 0], [0, -3, -0.1]])
+    hi = np.array([board_hi, book_c + book_s / 2, [3.1, 3, 3], [3, 3, 0]])
+    for eye, expect in (((1.0, 0.0, 1.0), Place.OCCLUDED), ((1.0, 0.0, 2.2), Place.OCCUPIED)):
+        bare = look_at(eye, book_c, fov_deg=60.0, vfov_deg=45.0, range_m=4.0)
+        camera = look_at(eye, book_c, fov_deg=60.0, vfov_deg=45.0, range_m=4.0,
+                         depth=render_depth(bare, lo, hi, shape))
+        looks = place_looks(camera, [book_c], [book_s])
+        assert Place(int(looks.states[0])) is expect, (shape, eye)
+        assert bool(looks.visible[0] < 0.5) is (expect is Place.OCCLUDED)

@@ -28,7 +28,8 @@ SHAPES = [(12, 16), (13, 17), (24, 32), (60, 80), (480, 640)]
 
 def reference_place_looks(camera, pts, ext, see_through_m=0.01, front_m=0.05,
                           uncertainty_m=0.008, depth_noise_m=0.01, depth_noise_per_m=0.005):
-    """The box-by-box loop of locimem 1e882e7 (``place_looks`` before it was vectorised)."""
+    """The box-by-box loop of locimem 1e882e7 (``place_looks`` before it was vectorised),
+    with the one rule added since (a ray entering from below through the bottom face)."""
     n = pts.shape[0]
     states = np.full(n, Place.OUT_OF_VIEW, dtype=np.int8)
     visible = np.zeros(n)
@@ -79,6 +80,10 @@ def reference_place_looks(camera, pts, ext, see_through_m=0.01, front_m=0.05,
             np.where((tilt > 1e-9) & (origin[2] < lo[2]), np.maximum(near_face, t_plane),
                      near_face)))
         occluded = d < expected - (front_m + noise)
+        # added after 1e882e7: from below, a ray entering through the bottom face is hidden
+        if origin[2] < lo[2]:
+            entry_z = origin[2] + np.where(crosses, t_in, 0.0) * tilt
+            occluded |= crosses & (entry_z <= lo[2] + 1e-9)
         share = 1.0 - np.count_nonzero(occluded) / d.size
         visible[k] = share
         if share < 0.5:

@@ -61,11 +61,22 @@ def detection_probability(obj: ObjectState, config: TrackerConfig) -> float:
 
 
 def look_factor(looks: PlaceLooks, k: int, camera: Camera, config: TrackerConfig) -> float:
-    """How much of the object's detection probability look ``k`` allows, in [0, 1]: the share
-    of its place that was visible, times a linear fall-off to one half from ``range_edge`` of
-    the range to the range, times ``angle / small_angle_deg`` for an object that subtends less.
+    """How much of the object's detection probability look ``k`` allows, in [0, 1]: a ramp
+    in the visible share ``v`` of its place, ``2 v - 1`` (nothing at half hidden, where the
+    place counts as occluded, all when in plain view: a detector's recall falls steeply as a
+    thing is hidden, and a look at a third-hidden vase says little), times a linear fall-off
+    to one half from ``range_edge`` of the range to the range, times
+    ``angle / small_angle_deg`` for an object that subtends less.
+
+    >>> import numpy as np
+    >>> from locimem.geometry import PlaceLooks, look_at
+    >>> cam = look_at((0, 0, 1), (1, 0, 1), fov_deg=90.0, vfov_deg=90.0, range_m=5.0)
+    >>> looks = PlaceLooks(np.zeros(3, np.int8), np.array([1.0, 0.75, 0.5]),
+    ...                    np.array([2.0, 2.0, 2.0]), np.array([0.1, 0.1, 0.1]))
+    >>> [look_factor(looks, k, cam, TrackerConfig()) for k in range(3)]
+    [1.0, 0.5, 0.0]
     """
-    factor = float(looks.visible[k])
+    factor = max(0.0, 2.0 * float(looks.visible[k]) - 1.0)
     forward, edge = float(looks.forward_m[k]), config.range_edge * camera.range_m
     if forward > edge:
         factor *= 1.0 - 0.5 * min(1.0, (forward - edge) / (camera.range_m - edge))

@@ -420,3 +420,36 @@ def test_camera_scans_replay_to_the_same_memory_and_decisions(tmp_path: Path) ->
     assert assignments == [r.assignments for r in results]
     with ObjectMemory.open(split) as m:
         assert m.snapshot() == snap
+
+
+def test_a_thing_published_at_its_first_sighting_settles_where_its_next_sightings_put_it(
+        ) -> None:
+    """An apple glimpsed from afar, its first box 6 cm too low (inside the table) and 12 cm
+    aside, is published at once; it is not "on" the table yet. Its next sightings — one
+    17 cm from the first — are not held as outliers of so young an estimate: they are
+    smoothed in, and its settled box follows (SETTLED) until its third sighting, when it
+    stands on the table as a thing promoted at that count would. After that the box is
+    settled, and a sighting within the tight radius no longer moves it."""
+    table = Detection("table", 0.9, (1.0, 1.0, 0.375), (1.2, 0.8, 0.75))
+    apple = (1.2, 1.1, 0.79)
+    size = (0.08, 0.08, 0.08)
+    with ObjectMemory.open() as mem:
+        for k in range(4):
+            mem.observe(float(k), [table], _camera_on((1.0, 1.0, 0.375)))
+        cam = _camera_on(apple)
+        first = mem.observe(4.0, [table, Detection("apple", 0.8, (1.12, 1.0, 0.73), size)], cam)
+        oid = first.assignments[1]
+        assert mem.get(oid).status is ObjectStatus.CONFIRMED
+        assert mem.related(1, "on") == []
+        for t in (5.0, 6.0):
+            r = mem.observe(t, [table, Detection("apple", 0.8, apple, size)], cam)
+            assert r.assignments[1] == oid
+        settled = mem.events(kind=["SETTLED"], object_id=oid)
+        assert [e.data["n_detections"] for e in settled] == [2, 3]
+        assert mem.events(kind=["MOVED"], object_id=oid) == []
+        assert [o.id for o in mem.related(1, "on")] == [oid]
+        since = {r.object: r.since for r in mem.relations(oid)}
+        mem.observe(7.0, [table, Detection("apple", 0.8, (1.25, 1.1, 0.79), size)], cam)
+        assert len(mem.events(kind=["SETTLED"], object_id=oid)) == 2
+        assert {r.object: r.since for r in mem.relations(oid)} == since
+        assert mem.snapshot() == mem.rebuild_from_log().snapshot()

@@ -46,6 +46,8 @@ def format_event(ev: Event) -> str:
                 f"{frame['score']:.2f}){archived}")
     if ev.kind is EventKind.LABEL_CHANGED:
         return f"{head}: vote moved from {sanitize(d['from'])!r} to {sanitize(d['to'])!r}"
+    if ev.kind is EventKind.SETTLED:
+        return f"{head} at {place(d['to'])} after {d['n_detections']} detections"
     if ev.kind is EventKind.MOVED:
         return f"{head} {place(d['from'])} -> {place(d['to'])} ({d['distance_m']:.2f} m)"
     if ev.kind is EventKind.LOST:

@@ -57,6 +57,7 @@ class EventKind(str, enum.Enum):
     PRIOR = "PRIOR"  # the long-term (prior) map's entry for this object was set or removed
     DELTA = "DELTA"  # a difference from the prior map was opened or changed status
     KEYFRAME = "KEYFRAME"  # a frame that saw the object was kept (and maybe one archived)
+    SETTLED = "SETTLED"  # a thing published at its first sighting settled where more put it
 
     def __str__(self) -> str:
         return self.value

@@ -405,7 +405,7 @@ def _apply_event(state: MemoryState, ev: Event, lost_after_s: float) -> None:
         obj.label = data["to"]
         state.index_label(obj)
         _reindex(state, obj)
-    elif kind is EventKind.MOVED:
+    elif kind in (EventKind.MOVED, EventKind.SETTLED):
         _settle(obj, data, ev.t)
         _reindex(state, obj)
     elif kind is EventKind.LOST:

@@ -36,6 +36,7 @@ __all__ = [
     "place_certainty",
     "position_gain",
     "position_information",
+    "settled",
     "sighting_sigma",
 ]
 
@@ -155,6 +156,23 @@ def misses_can_lose(obj: ObjectState, config: TrackerConfig) -> bool:
     """
     return not obj.promoted or obj.n_looked_seen == 0 or \
         obj.n_looked_seen >= config.lost_min_sightings
+
+
+def settled(obj: ObjectState, config: TrackerConfig) -> bool:
+    """Promoted from as many sightings as a promotion takes (``promote_after_camera``, or
+    ``promote_after`` if lower): its box is where its sightings settled. A thing published at
+    its first sighting (``promote_confidence``) is not settled yet — its sightings within the
+    tight radius are smoothed in (not held as outliers), its place follows them (``SETTLED``),
+    and it is not yet taken as the new self of a move nobody watched.
+
+    >>> from locimem.tracker.state import ObjectState
+    >>> cup = ObjectState(1, "cup", (0, 0, 0), (0.1, 0.1, 0.1), (0, 0, 0), 0.0, 0.0)
+    >>> cup.promoted = True
+    >>> [settled(cup, TrackerConfig()) for cup.n_detections in (1, 2, 3)]
+    [False, False, True]
+    """
+    return obj.promoted and obj.n_detections >= min(config.promote_after_camera,
+                                                     config.promote_after)
 
 
 def place_certainty(obj: ObjectState, config: TrackerConfig) -> float:

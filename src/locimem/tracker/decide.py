@@ -48,6 +48,7 @@ from locimem.tracker.belief import (
     misses_can_lose,
     place_certainty,
     position_gain,
+    settled,
     sighting_sigma,
 )
 from locimem.tracker.crowd import crowd_rejections
@@ -150,7 +151,7 @@ def decide(
             oid, tier, dist = hit
             obj = objects[oid]
             lost = obj.lost or oid in lost_now
-            if not lost and dist <= tight and not obj.promoted:  # the common case
+            if not lost and dist <= tight and not settled(obj, config):  # the common case
                 weight, split = position_gain(config, obj, det, dist, camera), False
             else:
                 weight, split = _weight(config, t, i, det, obj, dist, lost, assoc, places)
@@ -233,8 +234,9 @@ def decide(
     merged = _merges(out, state, config, after, lost_now | gone, close) if close else {}
     # 6. Moves nobody watched: an identity whose place was found empty and a new one of its
     #    label elsewhere are one object that moved (tracker/relocate.py).
-    promoted_now = [oid for oid, a in after.items()
-                    if a.promoted and not (oid in objects and objects[oid].promoted)]
+    promoted_now = [oid for oid, a in after.items()  # promoted and settled in this scan
+                    if settled(a, config)
+                    and not (oid in objects and settled(objects[oid], config))]
     doubted_now = {oid for oid, credit in zip(missed, credits, strict=True)
                    if _doubted(objects[oid], config, 1, credit)
                    and not _doubted(objects[oid], config)}  # became doubted in this scan
@@ -438,6 +440,16 @@ def _sighting(out: RecordWriter, config: TrackerConfig, obj: ObjectState,
         after.place, after.place_size = after.center, after.size
     if new:
         return after
+    if (obj.promoted and not settled(obj, config) and obj.source == "tracker"
+            and after.n_detections > obj.n_detections and after.center != after.place):
+        # published before its promote_after_camera-th sighting: until then it settles
+        # where its sightings so far put it, as a thing promoted at that count would
+        # (relations derive from the settled box)
+        out.event(EventKind.SETTLED, oid, after.label,
+                  {"n_detections": after.n_detections, "from": list(after.place),
+                   "to": list(after.center), "size": list(after.size)})
+        after.place, after.place_size = after.center, after.size
+        after.place_t = obs.t
     voted = after.voted_label()
     if voted != after.label:
         out.event(EventKind.LABEL_CHANGED, oid, voted,
@@ -519,7 +531,7 @@ def _weight(config: TrackerConfig, t: float, i: int, det: Detection, obj: Object
     # uncertain by centimetres, and its sightings must not be held as outliers
     scatter = min(tight, max(tight / 2, 3.0 * innovation_sigma(config, obj, det,
                                                                  places.camera)))
-    if dist <= scatter or (near and (not obj.promoted or places.camera is None)):
+    if dist <= scatter or (near and (not settled(obj, config) or places.camera is None)):
         return (0.0 if big else ema), False
     recent = [h for h in obj.held if t - h[0] <= config.held_window_s]
     cluster = [h for h in recent if math.dist(h[1:4], det.center) <= tight / 2]

@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from locimem.config import TrackerConfig
 from locimem.model import ObjectState
 from locimem.tracker.associate import _cosine
-from locimem.tracker.belief import misses_can_lose
+from locimem.tracker.belief import misses_can_lose, settled
 from locimem.tracker.state import MemoryState
 
 __all__ = ["relocations"]
@@ -47,9 +47,11 @@ def _unaccounted(obj: ObjectState, t: float, config: TrackerConfig, lost_now: se
 
 
 def _fits(old: ObjectState, new: ObjectState, config: TrackerConfig) -> bool:
-    """One object could have been both: promoted, same label, the new one first seen after the
-    old one was last seen, never seen together, farther apart than the tight radius."""
-    return (old.id != new.id and old.promoted and new.promoted and old.label == new.label
+    """One object could have been both: promoted (the new one settled: not a single glimpse
+    whose box is still a guess), same label, the new one first seen after the old one was
+    last seen, never seen together, farther apart than the tight radius."""
+    return (old.id != new.id and old.promoted and settled(new, config)
+            and old.label == new.label
             and new.first_seen > old.last_seen
             and new.id not in old.together and old.id not in new.together
             and math.dist(old.place, new.center) > config.tight_radius_m)

@@ -35,7 +35,8 @@ __all__ = ["STORY_KINDS", "StoryFrame", "check_scope_has_story", "event_text", "
            "move_of", "status_rgb", "yaw_of"]
 
 # Events that change what a map of the memory shows. Left out: KEYFRAME (image evidence),
-# RELATION (derived from places, which MOVED already tells), PRIOR and DELTA (the prior map's
+# RELATION (derived from places, which MOVED already tells), SETTLED (a box published at its
+# first sighting settling by centimetres over the next two), PRIOR and DELTA (the prior map's
 # bookkeeping) and COMPACTED (maintenance).
 STORY_KINDS: frozenset[EventKind] = frozenset({
     EventKind.APPEARED, EventKind.PROMOTED, EventKind.LABEL_CHANGED, EventKind.MOVED,

@@ -188,3 +188,58 @@ def test_records_keep_their_sqlite_encoding(tmp_path: Path) -> None:
         assert store.conn.execute("SELECT data FROM events").fetchone() == ('{"a":2,"b":1}',)
     finally:
         store.close()
+
+
+def test_the_log_is_checkpointed_beside_the_writer_and_stays_bounded(
+        store_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The writer's connection never checkpoints inside a commit (``wal_autocheckpoint=0``);
+    a thread of the store's own copies the log back once a commit leaves more than
+    ``WAL_PAGES`` pages in it, so the log stays bounded over many commits, nothing is lost,
+    and closing the store stops the thread and leaves no log behind."""
+    import threading
+
+    from locimem.store.sqlite import checkpointer
+
+    monkeypatch.setattr(checkpointer, "WAL_PAGES", 8)
+    wal = Path(str(store_path) + "-wal")
+    memory = ObjectMemory.open(store_path, scope="s", durable=False)
+    store = memory.store
+    assert store.conn.execute("PRAGMA wal_autocheckpoint").fetchone() == (0,)
+    sizes, frames = [], []
+    for k in range(300):
+        memory.observe(float(k), [det("cup", 0.1 * (k % 40), 0.0, 0.8),
+                                  det("bowl", 0.1 * (k % 40), 1.0, 0.8)])
+        sizes.append(wal.stat().st_size)
+        frames.append(store._checkpointer.frames())
+    thread = store._checkpointer._thread
+    deadline = time.monotonic() + 10.0
+    while store._checkpointer.checkpoints == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert store._checkpointer.checkpoints > 0 and store._checkpointer.error is None
+    # bounded: 300 commits wrote about 11 MB of log, which is what the file grows to with
+    # no checkpoint; whatever the thread managed, the writer's own checkpoints when it fell
+    # BEHIND keep it to a fraction of that
+    assert max(sizes) < 2_000_000
+    # the log's own length (the wal-index's frame count: about 30 frames a commit here,
+    # 9,000 for the run) stays within a few commits of BEHIND times the limit (an inline
+    # checkpoint that meets the thread's own returns at once and is tried again on the next
+    # commit), and SQLite restarts the log again and again
+    assert max(frames) < 400
+    assert sum(1 for a, b in zip(frames, frames[1:]) if b < a) >= 10
+    snap = memory.snapshot()
+    memory.close()
+    assert not thread.is_alive()
+    assert [t for t in threading.enumerate() if t.name.startswith("locimem-checkpoint")] == []
+    assert not wal.exists() or wal.stat().st_size == 0
+    with ObjectMemory.open(store_path, scope="s", read_only=True) as again:
+        assert again.snapshot() == snap
+        assert again.store.conn.execute("SELECT count(*) FROM commits").fetchone() == (300,)
+
+
+def test_a_read_only_or_in_memory_store_runs_no_checkpointer(store_path: Path) -> None:
+    with ObjectMemory.open(store_path, scope="s") as memory:
+        pairs(memory, "cup", 0.0)
+    with ObjectMemory.open(store_path, scope="s", read_only=True) as reader:
+        assert reader.store._checkpointer is None
+    with ObjectMemory.open(MEMORY, scope="s") as scratch:
+        assert scratch.store._checkpointer is None

@@ -39,6 +39,7 @@ from locimem.store.sql import (
 )
 from locimem.store.sqlite import backup as _backup
 from locimem.store.sqlite import bulk, files
+from locimem.store.sqlite import checkpointer as _checkpointer
 from locimem.store.sqlite.codec import (
     COMMIT_COLUMNS,
     EVENT_COLUMNS,
@@ -93,6 +94,7 @@ class SQLiteStore:
         self.read_only = read_only
         self.durable = durable
         self._lock_file: Any = None
+        self._checkpointer: _checkpointer.Checkpointer | None = None
         self.conn: sqlite3.Connection = None  # type: ignore[assignment]
         in_memory = self.path == MEMORY
         if in_memory and read_only:
@@ -130,6 +132,11 @@ class SQLiteStore:
                 self._create()
             elif version < SCHEMA_VERSION:
                 self._migrate(version)
+            if not in_memory and not read_only:  # the log is copied back beside the writer
+                self.conn.execute("PRAGMA wal_autocheckpoint=0")
+                page = self.conn.execute("PRAGMA page_size").fetchone()[0]
+                self._checkpointer = _checkpointer.Checkpointer(self.path, int(page),
+                                                                _checkpointer.WAL_PAGES)
         except BaseException:
             self.close()
             raise
@@ -225,6 +232,10 @@ class SQLiteStore:
 
     def close(self) -> None:
         """Close the connection and release the locks. Safe to call twice."""
+        checkpointer = getattr(self, "_checkpointer", None)
+        if checkpointer is not None:  # first: the writer's close is then the last one
+            checkpointer.close()
+            self._checkpointer = None
         conn = getattr(self, "conn", None)
         if conn is not None:
             conn.close()
@@ -245,6 +256,8 @@ class SQLiteStore:
             conn.execute("ROLLBACK")
             raise
         conn.execute("COMMIT")
+        if self._checkpointer is not None:
+            self._checkpointer.committed(conn)
 
     @contextlib.contextmanager
     def snapshot_read(self) -> Iterator[None]:

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import sqlite3
 import time
@@ -225,7 +226,7 @@ def test_the_log_is_checkpointed_beside_the_writer_and_stays_bounded(
     # checkpoint that meets the thread's own returns at once and is tried again on the next
     # commit), and SQLite restarts the log again and again
     assert max(frames) < 400
-    assert sum(1 for a, b in zip(frames, frames[1:]) if b < a) >= 10
+    assert sum(1 for a, b in itertools.pairwise(frames) if b < a) >= 10
     snap = memory.snapshot()
     memory.close()
     assert not thread.is_alive()

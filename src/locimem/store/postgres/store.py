@@ -88,7 +88,7 @@ DEFAULT_SCHEMA = "locimem"
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _REBUILD_CACHE = "rebuild_cache"
 _SCOPED = frozenset(TABLES)
-LOG_PAGE = 2000  # rows a server-side cursor of iter_log fetches a round trip
+LOG_PAGE = 2000  # rows a server-side cursor (iter_log, load_objects) fetches a trip
 _CURSORS = itertools.count(1)  # names of server-side cursors, unique per process
 
 
@@ -696,11 +696,25 @@ class PostgresStore:
 
     # -- the materialised state ---------------------------------------------------------------
     def load_objects(self, scope: str) -> list[ObjectState]:
-        cursor = self._execute(  # all rows in one round trip, decoded a batch at a time
-            f"SELECT {OBJECT_COLUMNS} FROM objects WHERE scope = %s ORDER BY id", (scope,))
+        """A scope's objects in id order, through a server-side cursor inside one read
+        snapshot: the rows come :data:`LOG_PAGE` a round trip and are decoded
+        :data:`~locimem.store.sql.LOAD_BATCH` at a time, so a large scope never sits in
+        memory twice (all its rows, then its objects)."""
         out: list[ObjectState] = []
-        while batch := cursor.fetchmany(LOAD_BATCH):
-            out += objects_from_rows([_object(row) for row in batch])
+        try:
+            with self.snapshot_read():
+                cursor = self._connection().cursor(name=f"locimem_objects_{next(_CURSORS)}")
+                try:
+                    cursor.execute(f"SELECT {OBJECT_COLUMNS} FROM objects WHERE scope = %s "
+                                   "ORDER BY id", (scope,))
+                    while rows := cursor.fetchmany(LOG_PAGE):
+                        for k in range(0, len(rows), LOAD_BATCH):
+                            out += objects_from_rows([_object(r)
+                                                      for r in rows[k:k + LOAD_BATCH]])
+                finally:
+                    cursor.close()
+        except psycopg.OperationalError as exc:
+            raise self._lost(exc) from None
         return out
 
     def load_tombstones(self, scope: str) -> dict[int, TombstoneState]:

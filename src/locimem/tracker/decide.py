@@ -234,14 +234,14 @@ def decide(
     merged = _merges(out, state, config, after, lost_now | gone, close) if close else {}
     # 6. Moves nobody watched: an identity whose place was found empty and a new one of its
     #    label elsewhere are one object that moved (tracker/relocate.py).
-    promoted_now = [oid for oid, a in after.items()  # promoted and settled in this scan
-                    if settled(a, config)
-                    and not (oid in objects and settled(objects[oid], config))]
+    settled_now = [oid for oid, a in after.items()  # promoted and settled (belief.settled)
+                   if settled(a, config)
+                   and not (oid in objects and settled(objects[oid], config))]
     doubted_now = {oid for oid, credit in zip(missed, credits, strict=True)
                    if _doubted(objects[oid], config, 1, credit)
                    and not _doubted(objects[oid], config)}  # became doubted in this scan
     dead = gone | set(merged) | set(merged.values())
-    for old, new in relocations(state, config, t, after, promoted_now, lost_now, doubted_now,
+    for old, new in relocations(state, config, t, after, settled_now, lost_now, doubted_now,
                                 dead):
         _relocate(out, state, after, old, new)
         merged[new] = old

@@ -10,8 +10,9 @@ have them, pick among several), they are one object that moved. The tracker then
 and a ``MOVED`` from the old place to the new, so ``where_was``, ``changes_since`` and "what
 moved today" tell the story.
 
-Checked when a new identity is promoted (its old self already doubted or lost) and when an old
-identity is doubted or lost (its new self already promoted). Pure: reads the state and the
+Checked when a new identity is settled — promoted, and seen as often as a promotion takes
+(its old self already doubted or lost) — and when an old identity is doubted or lost (its new
+self already settled). Pure: reads the state and the
 objects as this scan leaves them, returns pairs. Candidates come from the state's label index:
 the objects of a label missed since their last sighting or lost, and those first seen after a
 time — never the memory, nor a label's every object.
@@ -74,15 +75,16 @@ def _pick(one: ObjectState, others: list[ObjectState], config: TrackerConfig
 
 
 def relocations(state: MemoryState, config: TrackerConfig, t: float,
-                after: dict[int, ObjectState], promoted_now: Iterable[int],
+                after: dict[int, ObjectState], settled_now: Iterable[int],
                 lost_now: set[int], doubted_now: set[int], dead: set[int]
                 ) -> list[tuple[int, int]]:
     """(old id, new id) pairs that are one object that moved. ``after`` holds the objects
-    sighted in this scan as they will be; ``promoted_now`` the new identities promoted in it;
+    sighted in this scan as they will be; ``settled_now`` the new identities settled in it
+    (promoted, and seen as often as a promotion takes: :func:`~locimem.tracker.belief.settled`);
     ``lost_now`` / ``doubted_now`` the old ones lost or doubted by it; ``dead`` the ids this
     scan already ended or merged (left alone)."""
-    promoted_now = sorted(promoted_now)
-    if not promoted_now and not lost_now and not doubted_now:
+    settled_now = sorted(settled_now)
+    if not settled_now and not lost_now and not doubted_now:
         return []
 
     def current(oid: int) -> ObjectState:
@@ -117,7 +119,7 @@ def relocations(state: MemoryState, config: TrackerConfig, t: float,
 
     pairs: list[tuple[int, int]] = []
     used: set[int] = set()
-    for nid in promoted_now:
+    for nid in settled_now:
         if nid in dead:
             continue
         new = current(nid)

@@ -453,3 +453,16 @@ def test_a_thing_published_at_its_first_sighting_settles_where_its_next_sighting
         assert len(mem.events(kind=["SETTLED"], object_id=oid)) == 2
         assert {r.object: r.since for r in mem.relations(oid)} == since
         assert mem.snapshot() == mem.rebuild_from_log().snapshot()
+
+
+def test_a_settled_box_reads_as_such_in_the_history_tools_and_the_cli() -> None:
+    from locimem.cli.text import format_event
+
+    with ObjectMemory.open() as mem:
+        cam = _camera_on((1.2, 1.1, 0.79))
+        for t, x in ((0.0, 1.12), (1.0, 1.2)):
+            mem.observe(t, [Detection("apple", 0.8, (x, 1.1, 0.79), (0.08, 0.08, 0.08))], cam)
+        (settled,) = mem.events(kind=["SETTLED"])
+        assert format_event(settled).endswith("after 2 detections")
+        history = mem.tools().call("object_history", {"object_id": 1})
+        assert any("its place settled at" in str(e) for e in history["events"])

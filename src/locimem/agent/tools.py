@@ -503,6 +503,9 @@ def _event_summary(ev: Event) -> str:
             return f"{k.value.lower()} at {place_text(d['center'])}"
         if k is EventKind.MOVED:
             return f"moved {float(d['distance_m']):.2f} m to {place_text(d['to'])}"
+        if k is EventKind.SETTLED:
+            return (f"its place settled at {place_text(d['to'])} after "
+                    f"{int(d['n_detections'])} sightings")
         if k is EventKind.LABEL_CHANGED:
             return f"label vote changed from {clean(d['from'], 40)!r} to {clean(d['to'], 40)!r}"
         if k is EventKind.CORRECTED:

@@ -160,3 +160,26 @@ def test_the_same_rows_make_the_same_graph() -> None:
         (a_ids, a_cos), (b_ids, b_cos) = (s.above(query, NEED - MARGIN) for s in stores)
         assert a_ids.tolist() == b_ids.tolist() and a_cos.tolist() == b_cos.tolist()
     assert all(s._graph is not None for s in stores)
+
+
+@pytest.mark.parametrize("dim", [16, 128, 768])
+def test_the_float32_candidate_product_never_drops_a_row_at_the_floor(dim: int) -> None:
+    """The candidates come from a float32 copy of the rows; the floor is put exactly at some
+    rows' float64 cosines and a hair (1e-12 .. 1e-6) above and below others', where float32
+    rounding alone would decide: the answer is still the exhaustive float64 one, row for row,
+    with every removal and reuse of rows along the way."""
+    rng = np.random.default_rng(dim)
+    fm = _random_store(rng, 600, dim)
+    for key in rng.choice(fm._ids[:len(fm)], size=50, replace=False).tolist():
+        fm.remove(int(key))
+    for key in range(100_000, 100_030):
+        fm.set(key, _unit(rng.standard_normal(dim)))
+    for _ in range(40):
+        query = _unit(rng.standard_normal(dim))
+        exact = (fm._mat[:len(fm)] * query).sum(axis=1)
+        pivot = float(exact[int(rng.integers(len(fm)))])
+        for floor in (pivot, pivot - 1e-12, pivot + 1e-12, pivot - 1e-6, pivot + 1e-6):
+            ids, cos = fm.above(query, floor)
+            ref_ids, ref_cos = _reference(fm, query, floor)
+            assert ids.tolist() == ref_ids and cos.tolist() == ref_cos
+        assert fm._mat32[:len(fm)].tolist() == fm._mat[:len(fm)].astype(np.float32).tolist()

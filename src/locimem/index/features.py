@@ -7,7 +7,10 @@ matrix: a memory that reopened and rebuilt the matrix in another order scores ex
 that did not.
 
 Which rows get scored that way is a separate, cheaper step (:meth:`FeatureMatrix.above`): a
-BLAS matrix-vector product over all rows (exact up to rounding, which a tolerance absorbs), or,
+BLAS matrix-vector product over a float32 copy of all rows (half the bytes of the float64
+rows to read, which is what the product costs at 100,000 rows; its rounding, at most
+``(width + 2) * 2**-23`` for unit vectors, is absorbed by a tolerance, and the rows it keeps
+are scored exactly from the float64 rows, so the answer is the same), or,
 when asked for (``TrackerConfig.appearance_approximate_above``, e.g. :data:`APPROXIMATE_ABOVE`)
 and the ``vectors`` extra is installed, candidates from a usearch HNSW graph above that many
 rows. The graph is approximate: it can miss a row (its recall), so the answer
@@ -32,7 +35,6 @@ APPROXIMATE_ABOVE = 2048
 STALE_CHORD = 0.25
 #: What the graph's int8 copies may get wrong of a cosine (a generous bound).
 QUANTISATION_SLACK = 0.05
-_PRODUCT_TOL = 1e-9  # a BLAS product's rounding, for unit rows, is far below this
 _FETCH = 16  # graph candidates asked for first (then four times more while they all count)
 
 
@@ -58,6 +60,7 @@ class FeatureMatrix:
 
     def __init__(self, approximate_above: int | None = None) -> None:
         self._mat = np.empty((0, 0), dtype=np.float64)
+        self._mat32 = np.empty((0, 0), dtype=np.float32)  # the rows, for candidate products
         self._ids = np.empty(0, dtype=np.int64)
         self._drift = np.empty(0, dtype=np.float64)  # per row: moved since the graph's copy
         self._row: dict[int, int] = {}
@@ -73,6 +76,7 @@ class FeatureMatrix:
         """Insert or replace ``key``'s vector (a vector of another width is ignored)."""
         if self._n == 0 and not self._row:
             self._mat = np.empty((64, vector.shape[0]), dtype=np.float64)
+            self._mat32 = np.empty((64, vector.shape[0]), dtype=np.float32)
             self._ids = np.empty(64, dtype=np.int64)
             self._drift = np.zeros(64, dtype=np.float64)
         if vector.shape[0] != self._mat.shape[1]:
@@ -82,6 +86,7 @@ class FeatureMatrix:
         if row is None:
             if self._n == self._mat.shape[0]:
                 self._mat = np.concatenate([self._mat, np.empty_like(self._mat)])
+                self._mat32 = np.concatenate([self._mat32, np.empty_like(self._mat32)])
                 self._ids = np.concatenate([self._ids, np.empty_like(self._ids)])
                 self._drift = np.concatenate([self._drift, np.zeros_like(self._drift)])
             row = self._n
@@ -89,6 +94,7 @@ class FeatureMatrix:
             self._ids[row] = key
             self._n += 1
             self._mat[row] = vector
+            self._mat32[row] = vector
             self._drift[row] = 0.0
             if graph is not None:
                 graph.add(key, vector.astype(np.float32), threads=1)
@@ -100,6 +106,7 @@ class FeatureMatrix:
                 drift = 0.0
             self._drift[row] = drift
         self._mat[row] = vector
+        self._mat32[row] = vector
 
     @classmethod
     def built(cls, items: Iterable[tuple[int, np.ndarray]],
@@ -124,8 +131,10 @@ class FeatureMatrix:
         while capacity < n:
             capacity *= 2
         matrix._mat = np.empty((capacity, width), dtype=np.float64)
+        matrix._mat32 = np.empty((capacity, width), dtype=np.float32)
         if n:
             matrix._mat[:n] = vectors
+            matrix._mat32[:n] = matrix._mat[:n]
         matrix._ids = np.empty(capacity, dtype=np.int64)
         matrix._ids[:n] = keys
         matrix._drift = np.zeros(capacity, dtype=np.float64)
@@ -143,6 +152,7 @@ class FeatureMatrix:
         if row != last:
             moved = int(self._ids[last])
             self._mat[row] = self._mat[last]
+            self._mat32[row] = self._mat32[last]
             self._drift[row] = self._drift[last]
             self._ids[row] = moved
             self._row[moved] = row
@@ -198,9 +208,13 @@ class FeatureMatrix:
                         (row[int(k)] for k, d in zip(keys, dist, strict=True)
                          if 1.0 - float(d) >= lowest), dtype=np.int64))
                 fetch *= 4  # every candidate counts: there may be more
-        # one product over every row (its rounding may depend on the row's position, hence
-        # the tolerance); the rows it keeps are scored again, row by row
-        return np.flatnonzero(self._mat[:n] @ query >= floor - _PRODUCT_TOL)
+        # one product over every row's float32 copy: each term's rounding (the copies', the
+        # query's, the products' and the sums') is at most 2**-23 of |x_i q_i|, and those sum
+        # to at most 1 for unit vectors, so a row whose exact cosine reaches ``floor`` scores
+        # at least ``floor - (width + 2) * 2**-23`` here; the rows it keeps are scored again,
+        # exactly, row by row
+        tol = (self._mat32.shape[1] + 2) * 2.0 ** -23
+        return np.flatnonzero(self._mat32[:n] @ query.astype(np.float32) >= floor - tol)
 
     def _graph_for_query(self) -> Any | None:
         """The graph over every row, built now if the matrix has outgrown exact search."""
@@ -216,7 +230,7 @@ class FeatureMatrix:
         n = self._n
         # one thread: the same rows in the same order make the same graph (several threads
         # race, and a reopened memory could then decide a near tie differently)
-        graph.add(self._ids[:n].astype(np.uint64), self._mat[:n].astype(np.float32), threads=1)
+        graph.add(self._ids[:n].astype(np.uint64), self._mat32[:n], threads=1)
         self._drift[:n] = 0.0
         self._graph = graph
         return graph

@@ -16,8 +16,12 @@ native byte order: https://www.sqlite.org/walformat.html), half a microsecond a 
 from the log file's size, which stays at its high-water mark when SQLite restarts the log
 (cutting the file back instead, with ``journal_size_limit``, made every commit that regrew
 it slower). Should the thread fall behind a writer in a tight loop (it shares the
-interpreter), a commit that leaves more than :data:`BEHIND` times that much checkpoints
-inline, as SQLite would have: the log stays bounded whatever the rate.
+interpreter, and a loaded machine may not schedule it), a commit that leaves more than
+:data:`BEHIND` times that much checkpoints inline, as SQLite would have — waiting, if the
+thread is in the middle of one, for it to finish first (two checkpoints at once: the second
+would return at once, having done nothing, while the writer goes on appending). With no
+commit landing during it, the writer's checkpoint copies the whole log, so SQLite restarts
+it at the next commit: the log stays bounded whatever the rate.
 
 A checkpoint copies only committed pages, so a crash at any point loses nothing a commit
 promised (the log is still there to recover from); what changes is only *which thread* pays
@@ -55,6 +59,7 @@ class Checkpointer:
         except OSError:  # pragma: no cover - no shared index (an unusual VFS): the file
             self._shm = None
         self._wake = threading.Event()
+        self._busy = threading.Lock()  # held while either side checkpoints
         self._stop = False
         self.checkpoints = 0  # how many checkpoints this thread ran (for tests and stats)
         self.inline = 0  # how many the writer ran because the thread was behind
@@ -72,7 +77,8 @@ class Checkpointer:
         size = self.frames()
         if size > BEHIND * self.limit:
             try:
-                writer.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                with self._busy:
+                    writer.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
                 self.inline += 1
             except sqlite3.Error as exc:  # pragma: no cover - the commit stands regardless
                 self.error = self.error or exc
@@ -97,7 +103,8 @@ class Checkpointer:
             if self._stop:
                 return
             try:
-                self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                with self._busy:
+                    self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
                 self.checkpoints += 1
             except sqlite3.Error as exc:  # pragma: no cover - a disk failing under us
                 self.error = exc

@@ -91,11 +91,22 @@ class TrackerConfig:
     4. *reacquire*: an object lost at most ``reacquire_window_s`` ago (or, when both carry
        embeddings with cosine >= ``feature_match_min``, ``feature_reacquire_window_s`` ago),
        within ``drift_radius_m`` and with the same voted label (or within ``tight_radius_m``).
+    5. *appearance*: a detection left unmatched whose embedding picks out one object anywhere
+       (cosine >= ``feature_match_min + feature_label_strict``, ``feature_margin`` above every
+       other object — twice that when the detection's label is one the object was never seen
+       under).
+
+    A low cosine (below ``feature_match_min``) does not rule out a same-label object within
+    half the tight radius (one thing seen again, whatever a noisy embedding says), but does
+    beyond it: a look-alike neighbour 10-20 cm away is another thing.
 
     Moves nobody watched: an identity whose place was found empty (doubted, or lost at most
     ``relocate_window_s`` ago) and a new identity with its label elsewhere, first seen after
     it was last seen and never beside it, are one object that moved when no other candidate
-    of that label is unaccounted for (embeddings pick among several): MERGED and MOVED.
+    of that label is unaccounted for (embeddings pick among several): MERGED and MOVED. With
+    embeddings, the old place need not have been looked at: a new identity that settles
+    with an embedding picking out an unseen object of its label elsewhere (as the
+    *appearance* tier reads a detection's) is that object, moved.
 
     Promotion: at the ``promote_after``-th detection; a detection in a scan that came with a
     camera promotes at ``promote_after_camera`` once the detections' summed confidence reaches

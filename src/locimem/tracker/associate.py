@@ -136,7 +136,7 @@ class _Associator:
             # thing seen again, whatever a noisy embedding says) — but a lost one that comes
             # back looking different is another thing put in its place
             unlike = (cos is not None and cos < fmin and not same_track
-                      and (lost or not (label_ok and d <= tight)))
+                      and (lost or not (label_ok and d <= tight / 2)))
             if lost:
                 if unlike or not self._reacquirable(obj, cos):
                     continue
@@ -224,8 +224,10 @@ class _Associator:
     def by_appearance(self, rows: list[int], exclude: set[int]) -> dict[int, _Match]:
         """Detections left unmatched whose embedding clearly picks out one remembered object
         anywhere (moved out of the drift radius while unwatched, or lost within the feature
-        window): cosine >= ``feature_match_min + feature_label_strict``, ``feature_margin``
-        above every other object, and a label the object was seen under."""
+        window): cosine >= ``feature_match_min + feature_label_strict`` and ``feature_margin``
+        above every other object — twice that when the detection's label is one the object
+        was never seen under (a flickering label does not hide a clear likeness, but only a
+        clear one)."""
         config, objects = self.config, self.state.objects
         features = self.state.features
         dim = features.dim
@@ -248,7 +250,7 @@ class _Associator:
                 continue
             # only what can be the best, or close enough to it to matter
             ids, cos = features.above(np.asarray(f, dtype=np.float64) / np.linalg.norm(f),
-                                      need - config.feature_margin)
+                                      need - 2.0 * config.feature_margin)
             best_oid, best, second = None, -1.0, -1.0
             for oid, c in zip(ids.tolist(), cos.tolist(), strict=True):  # best first
                 if not eligible(oid):
@@ -261,8 +263,11 @@ class _Associator:
             if best_oid is None:
                 continue
             obj = objects[best_oid]
-            if (best < need or best - second < config.feature_margin or best_oid in taken
-                    or (det.label not in obj.label_mass and det.label != obj.label)):
+            # a label the object was never seen under (a detector's confusion) asks for twice
+            # the margin: the embedding alone must set it apart
+            strange = det.label not in obj.label_mass and det.label != obj.label
+            margin = config.feature_margin * (2.0 if strange else 1.0)
+            if best < need or best - second < margin or best_oid in taken:
                 continue
             taken.add(best_oid)
             tier = "reacquire" if self._is_lost(obj) else "appearance"

@@ -144,8 +144,9 @@ def misses_can_lose(obj: ObjectState, config: TrackerConfig) -> bool:
     """Whether looks that missed the object can prove it gone (``LOST``, or moved away): not
     for a promoted object the camera has seen in fewer than ``lost_min_sightings`` scans —
     its box, from so few sightings, may not be where it stands, so a look "at" it may have
-    been beside it; such an object is only doubted by misses (its place seen through still
-    counts). Objects never seen by a camera follow the time-only model.
+    been beside it; such an object is only doubted by misses (a look that sees through at
+    least half of a place it surely stands on still loses it: the decision's step 4). Objects
+    never seen by a camera follow the time-only model.
 
     >>> from locimem.tracker.state import ObjectState
     >>> book = ObjectState(1, "book", (0, 0, 0), (0.16, 0.23, 0.04), (0, 0, 0), 0.0, 0.0)

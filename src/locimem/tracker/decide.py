@@ -154,7 +154,8 @@ def decide(
             if not lost and dist <= tight and not settled(obj, config):  # the common case
                 weight, split = position_gain(config, obj, det, dist, camera), False
             else:
-                weight, split = _weight(config, t, i, det, obj, dist, lost, assoc, places)
+                weight, split = _weight(config, t, i, det, obj, dist, lost, assoc, places,
+                                        tier)
             if split:
                 nid = next_oid
                 next_oid += 1
@@ -212,7 +213,9 @@ def decide(
     #    and which no detection matched. Each takes the evidence of absence a Bernoulli
     #    existence filter gives one miss, weighted by its probability of detection (see
     #    tracker/belief.py); those whose existence falls below the lost line are LOST
-    #    (EXPIRED if never promoted).
+    #    (EXPIRED if never promoted) — a glimpse (belief.misses_can_lose) only by a look
+    #    that saw through at least half of a place it surely stands on (visible share times
+    #    belief.place_certainty): its box is a guess, and a look beside it proves nothing.
     missed: list[int] = []
     credits: list[float] = []
     if camera is not None:
@@ -223,7 +226,7 @@ def decide(
             missed.append(oid)
             credits.append(credit)
             if (obj.seen_camera and obj.absence_s + credit > config.lost_after_s
-                    and (empty > 0.0 or misses_can_lose(obj, config))):
+                    and (empty >= 0.5 or misses_can_lose(obj, config))):
                 absent = obj.absence_s + credit
                 _lose(out, config, obj, t, math.exp(-absent / config.tau_s), lost_now, gone)
 
@@ -499,8 +502,8 @@ def _too_big(det: Detection, obj: ObjectState, ratio: float) -> bool:
 
 
 def _weight(config: TrackerConfig, t: float, i: int, det: Detection, obj: ObjectState,
-            dist: float, lost: bool, assoc: _Associator, places: _PlaceCheck
-            ) -> tuple[float, bool]:
+            dist: float, lost: bool, assoc: _Associator, places: _PlaceCheck,
+            tier: str) -> tuple[float, bool]:
     """(weight, split): how far the object's position moves toward this sighting, and whether
     it instead splits off a new identity.
 
@@ -535,7 +538,9 @@ def _weight(config: TrackerConfig, t: float, i: int, det: Detection, obj: Object
         return (0.0 if big else ema), False
     recent = [h for h in obj.held if t - h[0] <= config.held_window_s]
     cluster = [h for h in recent if math.dist(h[1:4], det.center) <= tight / 2]
-    suspect = ((obj.promoted and (big or _nearer_twin(i, obj, dist, assoc)))
+    # (a nearer object of its label is no rival to a sighting its embedding picked out)
+    twin = tier != "appearance" and _nearer_twin(i, obj, dist, assoc)
+    suspect = ((obj.promoted and (big or twin))
                or not places.vacated(obj, dist)
                or bool(recent))  # sightings held lately: this one joins them or disagrees
     if not suspect:

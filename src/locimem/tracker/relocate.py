@@ -11,8 +11,9 @@ and a ``MOVED`` from the old place to the new, so ``where_was``, ``changes_since
 moved today" tell the story.
 
 Checked when a new identity is settled — promoted, and seen as often as a promotion takes
-(its old self already doubted or lost) — and when an old identity is doubted or lost (its new
-self already settled). Pure: reads the state and the
+(its old self already doubted or lost, or, with embeddings, clearly picked out by the new
+one's: :func:`_recognised`, the old place not yet looked at) — and when an old identity is
+doubted or lost (its new self already settled). Pure: reads the state and the
 objects as this scan leaves them, returns pairs. Candidates come from the state's label index:
 the objects of a label missed since their last sighting or lost, and those first seen after a
 time — never the memory, nor a label's every object.
@@ -22,6 +23,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+
+import numpy as np
 
 from locimem.config import TrackerConfig
 from locimem.model import ObjectState
@@ -72,6 +75,31 @@ def _pick(one: ObjectState, others: list[ObjectState], config: TrackerConfig
     if best >= config.feature_match_min and best - second >= config.feature_margin:
         return scored[0][2]
     return None
+
+
+def _recognised(new: ObjectState, state: MemoryState, config: TrackerConfig,
+                skip: set[int]) -> int | None:
+    """The remembered object ``new``'s embedding clearly picks out, as the appearance tier
+    of association reads a detection's (cosine >= ``feature_match_min +
+    feature_label_strict``, ``feature_margin`` above every other object but those in
+    ``skip`` and ``new`` itself), or None."""
+    f = new.feature
+    features = state.features
+    if f is None or features.dim is None or f.shape[0] != features.dim:
+        return None
+    need = config.feature_match_min + config.feature_label_strict
+    norm = float(np.linalg.norm(f))
+    if norm <= 0.0:
+        return None
+    ids, cos = features.above(np.asarray(f, dtype=np.float64) / norm,
+                              need - config.feature_margin)
+    ranked = [(oid, c) for oid, c in zip(ids.tolist(), cos.tolist(), strict=True)
+              if oid != new.id and oid not in skip][:2]
+    if not ranked or ranked[0][1] < need:
+        return None
+    if len(ranked) == 2 and ranked[0][1] - ranked[1][1] < config.feature_margin:
+        return None
+    return int(ranked[0][0])
 
 
 def relocations(state: MemoryState, config: TrackerConfig, t: float,
@@ -126,6 +154,12 @@ def relocations(state: MemoryState, config: TrackerConfig, t: float,
         olds = [o for o in absent(new.label) if _fits(o, new, config)
                 and _unaccounted(o, t, config, lost_now, doubted_now)]
         old = _pick(new, olds, config) if olds else None
+        if old is None:  # its place not yet found empty: recognised by its looks alone
+            oid = _recognised(new, state, config, dead)
+            seen = state.objects.get(oid) if oid is not None and oid not in after else None
+            if seen is not None and _fits(seen, new, config) and (
+                    not seen.lost or _unaccounted(seen, t, config, lost_now, doubted_now)):
+                old = seen
         if old is None or old.id in used:
             continue
         news = [o for o in newer_than(old) if _fits(old, o, config) and not o.lost]

@@ -221,13 +221,15 @@ class _Associator:
             match.update(_assign(members, costed))
         return match
 
-    def by_appearance(self, rows: list[int], exclude: set[int]) -> dict[int, _Match]:
+    def by_appearance(self, rows: list[int], exclude: set[int], *, allow_lost: bool = True
+                      ) -> dict[int, _Match]:
         """Detections left unmatched whose embedding clearly picks out one remembered object
         anywhere (moved out of the drift radius while unwatched, or lost within the feature
         window): cosine >= ``feature_match_min + feature_label_strict`` and ``feature_margin``
         above every other object — twice that when the detection's label is one the object
         was never seen under (a flickering label does not hide a clear likeness, but only a
-        clear one)."""
+        clear one). ``allow_lost=False``: live objects only (for detections too unsure to
+        bring back a lost one)."""
         config, objects = self.config, self.state.objects
         features = self.state.features
         dim = features.dim
@@ -238,7 +240,7 @@ class _Associator:
         def eligible(oid: int) -> bool:
             o = objects[oid]
             return (oid not in exclude and oid not in self.gone
-                    and (not self._is_lost(o) or self._reacquirable(o, 1.0)))
+                    and (not self._is_lost(o) or (allow_lost and self._reacquirable(o, 1.0))))
 
         match: dict[int, _Match] = {}
         taken: set[int] = set()

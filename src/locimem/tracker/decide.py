@@ -127,6 +127,12 @@ def decide(
     unmatched = [i for i in high if i not in match and detections[i].feature is not None]
     if unmatched:
         match.update(assoc.by_appearance(unmatched, exclude={m[0] for m in match.values()}))
+    # an unsure detection whose embedding clearly picks out a live object anywhere refreshes
+    # it too (it may not create one): a bottle carried off, first seen at 0.4 as a "vase"
+    weak = [i for i in low if i not in match and detections[i].feature is not None]
+    if weak:
+        match.update(assoc.by_appearance(weak, exclude={m[0] for m in match.values()},
+                                         allow_lost=False))
     for i in low:
         if i not in match:
             rejected[i] = REJECT_NEW_LOW_CONFIDENCE

@@ -10,11 +10,12 @@ its embedding anywhere (the ``appearance`` tier). Pure: reads the state, changes
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from locimem.config import TrackerConfig
+from locimem.index.features import FeatureMatrix
 from locimem.model import Detection, ObjectState
 from locimem.tracker.state import MemoryState
 
@@ -251,17 +252,8 @@ class _Associator:
             if f is None or f.shape[0] != dim:
                 continue
             # only what can be the best, or close enough to it to matter
-            ids, cos = features.above(np.asarray(f, dtype=np.float64) / np.linalg.norm(f),
-                                      need - 2.0 * config.feature_margin)
-            best_oid, best, second = None, -1.0, -1.0
-            for oid, c in zip(ids.tolist(), cos.tolist(), strict=True):  # best first
-                if not eligible(oid):
-                    continue
-                if best_oid is None:
-                    best_oid, best = oid, c
-                else:
-                    second = c
-                    break
+            best_oid, best, second = best_two(features, f, need - 2.0 * config.feature_margin,
+                                              eligible)
             if best_oid is None:
                 continue
             obj = objects[best_oid]
@@ -275,6 +267,24 @@ class _Associator:
             tier = "reacquire" if self._is_lost(obj) else "appearance"
             match[i] = (best_oid, tier, math.dist(det.center, obj.center))
         return match
+
+
+def best_two(features: FeatureMatrix, vector: np.ndarray, floor: float,
+             eligible: Callable[[int], bool]) -> tuple[int | None, float, float]:
+    """(id, cosine) of the eligible row most like ``vector`` (any length but zero) and the
+    cosine of the next, among the rows scoring at least ``floor`` (a missing one reads -1)."""
+    norm = float(np.linalg.norm(vector))
+    if norm <= 0.0:
+        return None, -1.0, -1.0
+    ids, cos = features.above(np.asarray(vector, dtype=np.float64) / norm, floor)
+    best_oid, best = None, -1.0
+    for oid, c in zip(ids.tolist(), cos.tolist(), strict=True):  # best first
+        if not eligible(oid):
+            continue
+        if best_oid is not None:
+            return best_oid, best, c
+        best_oid, best = oid, c
+    return best_oid, best, -1.0
 
 
 def _assign(members: list[int], pairs: dict[int, list[tuple[float, _Pair]]]

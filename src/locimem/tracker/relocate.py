@@ -24,11 +24,9 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-import numpy as np
-
 from locimem.config import TrackerConfig
 from locimem.model import ObjectState
-from locimem.tracker.associate import _cosine
+from locimem.tracker.associate import _cosine, best_two
 from locimem.tracker.belief import misses_can_lose, settled
 from locimem.tracker.state import MemoryState
 
@@ -84,22 +82,14 @@ def _recognised(new: ObjectState, state: MemoryState, config: TrackerConfig,
     feature_label_strict``, ``feature_margin`` above every other object but those in
     ``skip`` and ``new`` itself), or None."""
     f = new.feature
-    features = state.features
-    if f is None or features.dim is None or f.shape[0] != features.dim:
+    if f is None or state.features.dim != f.shape[0]:
         return None
     need = config.feature_match_min + config.feature_label_strict
-    norm = float(np.linalg.norm(f))
-    if norm <= 0.0:
+    oid, best, second = best_two(state.features, f, need - config.feature_margin,
+                                 lambda o: o != new.id and o not in skip)
+    if oid is None or best < need or best - second < config.feature_margin:
         return None
-    ids, cos = features.above(np.asarray(f, dtype=np.float64) / norm,
-                              need - config.feature_margin)
-    ranked = [(oid, c) for oid, c in zip(ids.tolist(), cos.tolist(), strict=True)
-              if oid != new.id and oid not in skip][:2]
-    if not ranked or ranked[0][1] < need:
-        return None
-    if len(ranked) == 2 and ranked[0][1] - ranked[1][1] < config.feature_margin:
-        return None
-    return int(ranked[0][0])
+    return oid
 
 
 def relocations(state: MemoryState, config: TrackerConfig, t: float,

@@ -268,6 +268,17 @@ def test_a_same_label_neighbour_15cm_away_that_looks_different_is_a_second_objec
         assert sorted(o.id for o in mem.objects()) == [1, 2]
 
 
+def _kitchen_days(mem: ObjectMemory, mug_e: np.ndarray, bowl_e: np.ndarray | None = None,
+                  scans: int = 8) -> None:
+    """``scans`` looks at the kitchen table: the mug (embedding ``mug_e``) and, given its
+    embedding, a bowl beside it."""
+    seen = [Detection("mug", 0.9, KITCHEN_MUG, MUG, feature=mug_e)]
+    if bowl_e is not None:
+        seen.append(Detection("bowl", 0.9, (2.0, 0.4, 0.8), (0.15, 0.15, 0.07), feature=bowl_e))
+    for k in range(scans):
+        mem.observe(float(k), seen, _camera(KITCHEN_MUG, [(KITCHEN_MUG, MUG)]))
+
+
 def test_a_thing_moved_to_another_room_is_known_by_its_looks_before_its_place_is_seen() -> None:
     """The kitchen mug is carried to the bedroom while nobody watches, and the kitchen is not
     looked at again. The bedroom mug's first sighting is called a cup (a flickering label)
@@ -280,11 +291,7 @@ def test_a_thing_moved_to_another_room_is_known_by_its_looks_before_its_place_is
     mug_e, other_e = _unit(rng), _unit(rng)
     bedroom = _bedroom_camera([(BEDROOM_MUG, MUG)])
     with ObjectMemory.open() as mem:
-        for k in range(8):
-            mem.observe(float(k), [Detection("mug", 0.9, KITCHEN_MUG, MUG, feature=mug_e),
-                                   Detection("bowl", 0.9, (2.0, 0.4, 0.8), (0.15, 0.15, 0.07),
-                                             feature=_blend(mug_e, other_e, 0.3))],
-                        _camera(KITCHEN_MUG, [(KITCHEN_MUG, MUG)]))
+        _kitchen_days(mem, mug_e, _blend(mug_e, other_e, 0.3))
         seen = mem.observe(30.0, [Detection("cup", 0.8, BEDROOM_MUG, MUG,
                                             feature=_blend(mug_e, other_e, 0.97))], bedroom)
         assert seen.assignments == (1,)
@@ -296,11 +303,7 @@ def test_a_thing_moved_to_another_room_is_known_by_its_looks_before_its_place_is
         assert np.allclose(mem.get(1).center, BEDROOM_MUG, atol=0.01)
         assert mem.snapshot() == mem.rebuild_from_log().snapshot()
     with ObjectMemory.open() as mem:  # the same, but the likeness is not clear enough
-        for k in range(8):
-            mem.observe(float(k), [Detection("mug", 0.9, KITCHEN_MUG, MUG, feature=mug_e),
-                                   Detection("bowl", 0.9, (2.0, 0.4, 0.8), (0.15, 0.15, 0.07),
-                                             feature=_blend(mug_e, other_e, 0.85))],
-                        _camera(KITCHEN_MUG, [(KITCHEN_MUG, MUG)]))
+        _kitchen_days(mem, mug_e, _blend(mug_e, other_e, 0.85))
         seen = mem.observe(30.0, [Detection("cup", 0.8, BEDROOM_MUG, MUG,
                                             feature=mug_e)], bedroom)
         assert seen.assignments == (3,)  # 0.15 above the bowl's 0.85: not twice the margin
@@ -316,13 +319,9 @@ def test_an_unsure_detection_that_clearly_looks_like_a_live_thing_elsewhere_is_t
     rng = np.random.default_rng(13)
     mug_e, other_e = _unit(rng), _unit(rng)
     bedroom = _bedroom_camera([(BEDROOM_MUG, MUG)])
-    kitchen = _camera(KITCHEN_MUG, [(KITCHEN_MUG, MUG)])
-    bowl = Detection("bowl", 0.9, (2.0, 0.4, 0.8), (0.15, 0.15, 0.07),
-                     feature=_blend(mug_e, other_e, 0.3))
+    bowl_e = _blend(mug_e, other_e, 0.3)
     with ObjectMemory.open() as mem:
-        for k in range(8):
-            mem.observe(float(k), [Detection("mug", 0.9, KITCHEN_MUG, MUG, feature=mug_e),
-                                   bowl], kitchen)
+        _kitchen_days(mem, mug_e, bowl_e)
         unsure = mem.observe(30.0, [Detection("vase", 0.4, BEDROOM_MUG, MUG,
                                               feature=_blend(mug_e, other_e, 0.97))], bedroom)
         assert unsure.assignments == (1,) and unsure.rejected == {}
@@ -334,11 +333,10 @@ def test_an_unsure_detection_that_clearly_looks_like_a_live_thing_elsewhere_is_t
         assert nobody.assignments == (None,)
         assert nobody.rejected == {0: "below_new_object_confidence"}
     with ObjectMemory.open() as mem:  # lost: the unsure sighting does not bring it back
-        for k in range(8):
-            mem.observe(float(k), [Detection("mug", 0.9, KITCHEN_MUG, MUG, feature=mug_e),
-                                   bowl], kitchen)
+        _kitchen_days(mem, mug_e, bowl_e)
         for k in range(8, 30):
-            mem.observe(float(k), [bowl], _camera(KITCHEN_MUG, []))
+            mem.observe(float(k), [Detection("bowl", 0.9, (2.0, 0.4, 0.8), (0.15, 0.15, 0.07),
+                                             feature=bowl_e)], _camera(KITCHEN_MUG, []))
         assert mem.get(1).status is ObjectStatus.LOST
         back = mem.observe(40.0, [Detection("vase", 0.4, BEDROOM_MUG, MUG,
                                             feature=_blend(mug_e, other_e, 0.97))], bedroom)
@@ -357,11 +355,7 @@ def test_a_new_identity_that_settles_looking_like_an_unseen_one_is_that_one_move
     bowl_e = _blend(seen_e, _unit(rng), 0.78)
     bedroom = _bedroom_camera([(BEDROOM_MUG, MUG)])
     with ObjectMemory.open() as mem:
-        for k in range(8):
-            mem.observe(float(k), [Detection("mug", 0.9, KITCHEN_MUG, MUG, feature=mug_e),
-                                   Detection("bowl", 0.9, (2.0, 0.4, 0.8), (0.15, 0.15, 0.07),
-                                             feature=bowl_e)],
-                        _camera(KITCHEN_MUG, [(KITCHEN_MUG, MUG)]))
+        _kitchen_days(mem, mug_e, bowl_e)
         first = mem.observe(30.0, [Detection("vase", 0.6, BEDROOM_MUG, MUG, feature=seen_e)],
                             bedroom)
         assert first.assignments == (3,)

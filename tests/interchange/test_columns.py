@@ -221,3 +221,23 @@ def test_columns_fine_is_never_looser_than_row_problem(directory):
                                         list(zip(*changed, strict=True)))
                     if any(p is not None for p in problems):
                         assert not fine, (table.name, table.columns[index], value)
+
+
+@pytest.mark.parametrize("column", [
+    (0.5, 0.25, 0.5) * 40,  # repeating floats: their distinct values encoded once
+    (0.1 + 0.2, None, 1e16) * 40,
+    (0.0, -0.0, 0.5) * 40,  # equal keys of a dict, different texts
+    (1.0, 1, 0.5, True) * 40,  # so are 1.0, 1 and True
+    (1.5, "1.5", 0.5, "a,b") * 40,
+])
+def test_repeating_columns_have_each_value_own_text(column):
+    from locimem.interchange.export import _column_texts
+
+    assert _column_texts(column) == [_encode_value(v) for v in column]
+
+
+def test_a_non_finite_number_in_a_repeating_column_is_refused_as_row_by_row():
+    rows = [(*r[:2], 0.5, *r[3:]) for r in _commit_rows(120)]
+    rows[60] = (*rows[60][:2], math.inf, *rows[60][3:])
+    with pytest.raises(IntegrityError, match=r"a row of commits \(id 61\) cannot be written"):
+        _BatchEncoder(COMMITS, None)(rows)

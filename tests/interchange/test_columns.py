@@ -241,3 +241,30 @@ def test_a_non_finite_number_in_a_repeating_column_is_refused_as_row_by_row():
     rows[60] = (*rows[60][:2], math.inf, *rows[60][3:])
     with pytest.raises(IntegrityError, match=r"a row of commits \(id 61\) cannot be written"):
         _BatchEncoder(COMMITS, None)(rows)
+
+
+@pytest.mark.parametrize("spaces", ["", " ", "\t "])
+@pytest.mark.parametrize("batch", [10, 10_000])
+def test_a_row_broken_across_lines_is_refused_even_when_the_count_adds_up(
+        directory, tmp_path, monkeypatch, batch, spaces):
+    """The column path reads a batch of lines as one JSON array (the lines joined by commas):
+    a row broken in two at a comma, with two rows put on one line elsewhere, makes as many
+    objects as lines — and is still refused at the broken line."""
+    import shutil
+
+    from locimem.interchange import load
+    from locimem.interchange.export import import_memory
+
+    monkeypatch.setattr(load, "BATCH_ROWS", batch)
+    copy = tmp_path / "forged"
+    shutil.copytree(directory, copy)
+    path = copy / "log" / "observations.jsonl"
+    lines = path.read_text().splitlines()
+    head, _, tail = lines[2].partition(",")
+    lines[2:3] = [head, tail]  # a row on lines 3 and 4
+    lines[6:8] = [lines[6] + "," + spaces + lines[7]]  # two rows on line 7
+    path.write_text("".join(x + "\n" for x in lines))
+    _reseal(copy)
+    with pytest.raises(IntegrityError, match=r"observations.jsonl line 3: not JSON"):
+        import_memory(copy, tmp_path / "m.loci")
+    assert not (tmp_path / "m.loci").exists()

@@ -23,6 +23,7 @@ import json
 import math
 import operator
 import os
+import re
 import secrets
 import sqlite3
 import tempfile
@@ -64,6 +65,7 @@ _scan = _loads.__self__.scan_once  # type: ignore[attr-defined]  # one JSON valu
 _canonical = _value_encoder(encode_json)  # encode_json, faster
 _INTS = frozenset({int})
 _INT_OR_NONE = frozenset({int, type(None)})
+_ROWS_IN_A_LINE = re.compile(r"\}\s*,\s*\{")  # (what joins two objects of an array)
 
 _TARGET_IDS = {  # the ids a store already uses in a range, whatever their scope
     "commit": ("SELECT id FROM commits WHERE id BETWEEN ? AND ?",),
@@ -420,14 +422,19 @@ class _RowReader:
         if self.added or table.name == "scene" or len(columns) < 2:
             return None
         try:
-            text = b"".join(lines).decode("utf-8").split("\n")
+            raw = b"".join(lines).decode("utf-8")
+            text = raw.split("\n")
             if len(text) != len(lines) + 1 or text.pop():  # every line ends with a newline
                 return None
-            # each line one JSON value from its first character to its newline (no space
-            # around it: a line with some goes line by line)
-            docs, ends = zip(*map(_scan, text, itertools.repeat(0)), strict=True)
-            if list(ends) != list(map(len, text)) or set(map(type, docs)) != {dict} or \
-                    set(map(len, docs)) != {len(columns)}:
+            # the lines as one JSON array, in one call of the scanner (it then reads each key
+            # once, not once a line). Each line is exactly one of its values: the array has one
+            # object a line, and no line holds "}" "," "{" (spaces between allowed) — without
+            # it no comma between two objects can come from inside a line, so the n - 1
+            # commas joining the lines are the array's n - 1 separators
+            joined = "[" + ",".join(text) + "]"
+            docs, end = _scan(joined, 0)
+            if end != len(joined) or len(docs) != len(text) or _ROWS_IN_A_LINE.search(raw) \
+                    or set(map(type, docs)) != {dict} or set(map(len, docs)) != {len(columns)}:
                 return None
             # exactly the columns: as many keys, and every column among them
             values = list(zip(*map(self.getter, docs), strict=True))

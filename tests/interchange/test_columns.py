@@ -268,3 +268,29 @@ def test_a_row_broken_across_lines_is_refused_even_when_the_count_adds_up(
     with pytest.raises(IntegrityError, match=r"observations.jsonl line 3: not JSON"):
         import_memory(copy, tmp_path / "m.loci")
     assert not (tmp_path / "m.loci").exists()
+
+
+@pytest.mark.parametrize("batch", [4, 10_000])
+@pytest.mark.parametrize("line", [1, 6, 23])
+def test_a_row_the_schema_refuses_is_named_by_its_line(directory, tmp_path, monkeypatch,
+                                                       batch, line):
+    """A row every check of its own passes but the schema refuses (an accepted observation
+    with no object) is named by its line, from any batch."""
+    import shutil
+
+    from locimem.interchange import load
+    from locimem.interchange.export import import_memory
+
+    monkeypatch.setattr(load, "BATCH_ROWS", batch)
+    copy = tmp_path / "forged"
+    shutil.copytree(directory, copy)
+    path = copy / "log" / "observations.jsonl"
+    rows = [json.loads(x) for x in path.read_text().splitlines()]
+    assert rows[line - 1]["rejected"] is None
+    rows[line - 1]["object_id"] = None
+    path.write_text("".join(_line(r) + "\n" for r in rows))
+    _reseal(copy)
+    with pytest.raises(IntegrityError, match=rf"observations.jsonl \(line {line}\) does not fit "
+                                             r"the store \(CHECK constraint failed"):
+        import_memory(copy, tmp_path / "m.loci")
+    assert not (tmp_path / "m.loci").exists()

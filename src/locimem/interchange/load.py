@@ -31,7 +31,7 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 import numpy as np
 
@@ -358,12 +358,20 @@ def _insert_all(store: SQLiteStore, directory: Path, manifest: Manifest, scope: 
     except RowsRejected as exc:
         table, reader = reading[0]
         raise IntegrityError(
-            f"{table.file} (line {reader.n}) does not fit the store ({exc.reason}); nothing "
+            f"{table.file} (line {reader.line()}) does not fit the store ({exc.reason}); nothing "
             f"was imported — {_AGAIN}") from None
     ticks.close()
     counts["observation_embeddings"] = manifest.counts["observation_embeddings"]
     counts["object_embeddings"] = manifest.counts["object_embeddings"]
     return counts
+
+
+class _Batch(NamedTuple):
+    """A batch's rows for the store, and the iterator of their first column (``scope``),
+    whose length hint says how many rows have been taken."""
+
+    rows: Iterator[tuple[Any, ...]]
+    scopes: itertools.repeat[str]
 
 
 class _RowReader:
@@ -392,6 +400,7 @@ class _RowReader:
         self.getter = operator.itemgetter(*table.columns)
         self.specials = sorted(table.specials, key=lambda s: s[1] in ("f32", "f64"))
         self._matrix_at: int | None = None
+        self._taking: tuple[itertools.repeat[str], int, int] | None = None  # see line()
 
     def _bad(self, what: str) -> IntegrityError:
         return IntegrityError(f"{self.table.file} line {self.n}: {what}; nothing was imported "
@@ -409,13 +418,23 @@ class _RowReader:
                 continue
             if (self.n + len(lines)) // BATCH_ROWS > self.n // BATCH_ROWS:
                 self.ticks.advance()
-            for n, row in enumerate(batch, start=self.n + 1):
-                self.n = n  # the line a row the store refuses is on (RowsRejected)
-                yield row
+            self._taking = (batch.scopes, self.n, len(lines))
+            yield from batch.rows  # (no Python frame a row: see line())
+            self._taking = None
+            self.n += len(lines)
         if self.n % BATCH_ROWS:
             self.ticks.advance()
 
-    def _batch(self, lines: list[bytes]) -> Iterator[tuple[Any, ...]] | None:
+    def line(self) -> int:
+        """The line of the row the store took last (the one it refused, on RowsRejected):
+        in a batch, one past the rows before it plus as many as its ``scope`` column (the
+        first of each row's values) has handed out."""
+        if self._taking is None:
+            return self.n
+        scopes, before, rows = self._taking
+        return before + rows - operator.length_hint(scopes)
+
+    def _batch(self, lines: list[bytes]) -> _Batch | None:
         """The rows of a batch of lines, every check of :meth:`_lines` made a column at a
         time; None when it is not taken as a whole (then nothing was read or changed)."""
         table, columns = self.table, self.table.columns
@@ -473,7 +492,8 @@ class _RowReader:
         self.last = keys[-1]
         for i, col in decoded.items():
             values[i] = col
-        return zip(itertools.repeat(self.scope), *values)
+        scopes = itertools.repeat(self.scope, len(lines))
+        return _Batch(zip(scopes, *values, strict=True), scopes)
 
     def _embeddings(self, col: tuple[Any, ...]) -> list[bytes | None]:
         """The rows of an embedding column (row indices, in order, from the matrix's next

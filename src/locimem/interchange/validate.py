@@ -268,8 +268,9 @@ def validate_store(store: Store | str | os.PathLike[str], *, scope: str | None =
                                 ("sqlite_integrity",))
     opened: list[SQLiteStore] = []
 
-    def open_store() -> SQLiteStore:
-        opened.append(SQLiteStore(path, read_only=True))
+    def open_store() -> SQLiteStore:  # (after sqlite_integrity passed: the open's own
+        # quick_check would only repeat it)
+        opened.append(SQLiteStore(path, read_only=True, check="header"))
         return opened[-1]
 
     try:

@@ -335,9 +335,11 @@ class _BatchEncoder:
             codec = self.codecs.get(i, "v")
             if codec == "v":
                 out.append(_column_texts(column))
-            elif codec == "j":
-                out.append([_NULL if v is None else _encode_value(json.loads(v))
-                            for v in column])
+            elif codec == "j":  # each distinct text decoded and encoded once (str keys:
+                # equal only when the same text)
+                texts = {v: _NULL if v is None else _encode_value(json.loads(v))
+                         for v in dict.fromkeys(column)}
+                out.append(list(map(texts.__getitem__, column)))
             elif codec == "pairs":
                 out.append([_NULL if v is None else _encode_value(
                     [[k, m] for k, m in json.loads(v).items()]) for v in column])

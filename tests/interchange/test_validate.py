@@ -410,6 +410,26 @@ def test_a_memory_directory_is_checked_as_files_and_as_the_store_it_imports_to(
     assert "log/events.jsonl" in report.violations[0].message
 
 
+def test_a_directory_s_store_is_validated_once_in_full(built: Path, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The import validates the store it builds (with integrity_check, not quick_check), and
+    that report is the directory's: the store is not validated a second time."""
+    from locimem.interchange import validate as module
+    from locimem.interchange.export import export_memory
+
+    export_memory(built, tmp_path / "d", scope="home")
+    calls: list[bool] = []
+    real = module.validate_store
+
+    def spy(store: Any, **kw: Any) -> Any:
+        calls.append(kw.get("quick", False))
+        return real(store, **kw)
+
+    monkeypatch.setattr(module, "validate_store", spy)
+    report = validate(tmp_path / "d")
+    assert (report.ok, report.scopes) == (True, ("home",)) and calls == [False]
+
+
 def test_the_suite_validates_every_store_it_closes() -> None:
     # tests/conftest.py wraps SQLiteStore.close (unless LOCIMEM_TEST_VALIDATE=0)
     import os

@@ -31,7 +31,7 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, NamedTuple
+from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -58,6 +58,9 @@ from locimem.store.base import RowsRejected, is_postgres_url
 from locimem.store.sqlite import SQLiteStore
 from locimem.store.sqlite.codec import encode_checkpoint, encode_json, encode_json_ordered
 from locimem.tracker.load import gc_paused, replay_stale_cache
+
+if TYPE_CHECKING:
+    from locimem.interchange.validate import ValidationReport
 
 __all__ = ["ImportReport", "import_memory"]
 
@@ -135,7 +138,12 @@ def import_memory(directory: str | os.PathLike[str], store_path: str | os.PathLi
 
 def _import_memory(directory: str | os.PathLike[str], store_path: str | os.PathLike[str], *,
                    scope: str | None, progress: Progress | None, hmac_key: bytes | None,
-                   check_signature: bool) -> ImportReport:
+                   check_signature: bool, validated: list[ValidationReport] | None = None
+                   ) -> ImportReport:
+    """:func:`import_memory`; with ``validated`` (a new store only), the validation of the
+    imported store is the full one (``integrity_check``, not ``quick_check``), and its report
+    is appended there — for :func:`~locimem.interchange.validate.validate_directory`, which
+    would otherwise validate the same store again."""
     if is_postgres_url(store_path):
         return _import_into_server(directory, str(store_path), scope=scope, progress=progress,
                                    hmac_key=hmac_key, check_signature=check_signature)
@@ -151,7 +159,7 @@ def _import_memory(directory: str | os.PathLike[str], store_path: str | os.PathL
     if dest.is_dir():
         raise InvalidInput(f"{str(dest)!r} is a directory; name the store file to import into")
     if not (dest.exists() and dest.stat().st_size > 0):
-        counts = _import_new(source, manifest, dest, target_scope, progress)
+        counts = _import_new(source, manifest, dest, target_scope, progress, validated)
         return ImportReport(store=dest, scope=target_scope, counts=counts, created=True,
                             seconds=time.perf_counter() - started)
     with contextlib.closing(_read_only(dest)) as probe:
@@ -210,9 +218,11 @@ def _remove_store_files(path: Path) -> None:
 
 
 def _build_scratch(source: Path, manifest: Manifest, path: Path, scope: str,
-                   progress: Progress | None, *, created_at: bool) -> dict[str, int]:
+                   progress: Progress | None, *, created_at: bool,
+                   validated: list[ValidationReport] | None = None) -> dict[str, int]:
     """Import the directory into a new store at ``path`` (rows checked one by one), then
-    validate that store; raise :class:`IntegrityError` when it does not pass."""
+    validate that store; raise :class:`IntegrityError` when it does not pass. With
+    ``validated``, the validation is the full one and its report is appended there."""
     store = SQLiteStore(path)
     try:
         meta = {}
@@ -224,7 +234,9 @@ def _build_scratch(source: Path, manifest: Manifest, path: Path, scope: str,
         store.close()
     from locimem.interchange.validate import validate_store  # validate imports this module
 
-    report = validate_store(path, quick=True)
+    report = validate_store(path, quick=validated is None)
+    if validated is not None:
+        validated.append(report)
     if not report.ok:
         first = report.violations[0]
         more = len(report.violations) - 1
@@ -253,12 +265,14 @@ def _copy_scratch(store: SQLiteStore, scratch: Path, dest: Path, manifest: Manif
 
 
 def _import_new(source: Path, manifest: Manifest, dest: Path, scope: str,
-                progress: Progress | None) -> dict[str, int]:
+                progress: Progress | None,
+                validated: list[ValidationReport] | None = None) -> dict[str, int]:
     """Build a new store in a temporary file beside ``dest`` and validate it; rename it into
     place."""
     temp = _scratch_path(dest)
     try:
-        counts = _build_scratch(source, manifest, temp, scope, progress, created_at=True)
+        counts = _build_scratch(source, manifest, temp, scope, progress, created_at=True,
+                                validated=validated)
         if dest.exists() and dest.stat().st_size > 0:
             raise InvalidInput(f"{str(dest)!r} appeared while the memory was being imported; "
                                "nothing was written to it — import again")

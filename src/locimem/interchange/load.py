@@ -411,7 +411,7 @@ class _RowReader:
         self.key = table.columns.index(table.key)
         self.key_type = str if table.key == "key" else int
         self.last: Any = None  # the key of the last row read
-        self.getter = operator.itemgetter(*table.columns)
+        self.getters = [operator.itemgetter(c) for c in table.columns]
         self.specials = sorted(table.specials, key=lambda s: s[1] in ("f32", "f64"))
         self._matrix_at: int | None = None
         self._taking: tuple[itertools.repeat[str], int, int] | None = None  # see line()
@@ -469,8 +469,9 @@ class _RowReader:
             if end != len(joined) or len(docs) != len(text) or _ROWS_IN_A_LINE.search(raw) \
                     or set(map(type, docs)) != {dict} or set(map(len, docs)) != {len(columns)}:
                 return None
-            # exactly the columns: as many keys, and every column among them
-            values = list(zip(*map(self.getter, docs), strict=True))
+            # exactly the columns: as many keys, and every column among them (a column at a
+            # time: half the time of one getter a row, then transposed)
+            values = [tuple(map(get, docs)) for get in self.getters]
         except Exception:  # not UTF-8, not JSON, a column missing: line by line
             return None
         keys = values[self.key]

@@ -294,3 +294,14 @@ def test_a_row_the_schema_refuses_is_named_by_its_line(directory, tmp_path, monk
                                              r"the store \(CHECK constraint failed"):
         import_memory(copy, tmp_path / "m.loci")
     assert not (tmp_path / "m.loci").exists()
+
+
+@pytest.mark.parametrize("n", [1, 2, 50])
+def test_a_column_of_one_text_is_written_into_the_template(n):
+    """A column with one text throughout a batch goes into the batch's line template: a
+    "%" in it (or in a varying one) is written as it is."""
+    rows = [(*r[:4], "50% off %s", f"%d {i}%" if i % 2 else None, *r[6:])
+            for i, r in enumerate(_commit_rows(n))]
+    assert _BatchEncoder(COMMITS, None)(rows) == _by_rows(COMMITS, rows)
+    same = [(r[0], *rows[0][1:]) for r in rows]  # only the key varies
+    assert _BatchEncoder(COMMITS, None)(same) == _by_rows(COMMITS, same)

@@ -19,6 +19,7 @@ import hashlib
 import io
 import json
 import math
+import operator
 import os
 import secrets
 import shutil
@@ -314,7 +315,7 @@ class _BatchEncoder:
         self.table, self.matrix = table, matrix
         order = sorted(range(len(table.columns)), key=lambda i: table.columns[i])
         self.order = order
-        self.template = "{" + ",".join(f"{_line(table.columns[i])}:%s" for i in order) + "}\n"
+        self.keys = [f"{_line(table.columns[i])}:" for i in order]
         self.codecs = dict(table.specials)
 
     def __call__(self, batch: list[tuple[Any, ...]]) -> str:
@@ -324,7 +325,20 @@ class _BatchEncoder:
             return "".join([_encode_line(self.table, row, self.matrix) for row in batch])
         if blobs:
             self.matrix.extend(blobs)  # type: ignore[union-attr]
-        return "".join(map(self.template.__mod__, zip(*columns, strict=True)))
+        return self._lines(columns)
+
+    def _lines(self, columns: list[list[str]]) -> str:
+        """The lines of a batch's column texts, from one template of the sorted keys: a
+        column of one text throughout the batch (all null, one tier, one weight) is written
+        into the template, the others substituted line by line."""
+        n = len(columns[0])
+        same = [col[0] if col.count(col[0]) == n else None for col in columns]
+        if all(text is not None for text in same):
+            return ("{" + ",".join(map(operator.add, self.keys, same)) + "}\n") * n
+        template = "{" + ",".join(key + ("%s" if text is None else text.replace("%", "%%"))
+                                  for key, text in zip(self.keys, same, strict=True)) + "}\n"
+        varying = [col for col, text in zip(columns, same, strict=True) if text is None]
+        return "".join(map(template.__mod__, zip(*varying, strict=True)))
 
     def _columns(self, batch: list[tuple[Any, ...]]) -> tuple[list[list[str]], list[bytes]]:
         values = list(zip(*batch, strict=True))

@@ -358,7 +358,7 @@ def validate_directory(directory: str | os.PathLike[str], *,
             report.violations.append(Violation(
                 "directory_imports", (), f"it does not import: {type(exc).__name__}: {exc}"))
             return report
-        imported = validated[0]
+        imported = validated[0] if validated else validate_store(copy)
     report.rules += imported.rules
     report.scopes = imported.scopes
     for found, into in ((imported.violations, report.violations),

@@ -221,3 +221,87 @@ def test_columns_fine_is_never_looser_than_row_problem(directory):
                                         list(zip(*changed, strict=True)))
                     if any(p is not None for p in problems):
                         assert not fine, (table.name, table.columns[index], value)
+
+
+@pytest.mark.parametrize("column", [
+    (0.5, 0.25, 0.5) * 40,  # repeating floats: their distinct values encoded once
+    (0.1 + 0.2, None, 1e16) * 40,
+    (0.0, -0.0, 0.5) * 40,  # equal keys of a dict, different texts
+    (1.0, 1, 0.5, True) * 40,  # so are 1.0, 1 and True
+    (1.5, "1.5", 0.5, "a,b") * 40,
+])
+def test_repeating_columns_have_each_value_own_text(column):
+    from locimem.interchange.export import _column_texts
+
+    assert _column_texts(column) == [_encode_value(v) for v in column]
+
+
+def test_a_non_finite_number_in_a_repeating_column_is_refused_as_row_by_row():
+    rows = [(*r[:2], 0.5, *r[3:]) for r in _commit_rows(120)]
+    rows[60] = (*rows[60][:2], math.inf, *rows[60][3:])
+    with pytest.raises(IntegrityError, match=r"a row of commits \(id 61\) cannot be written"):
+        _BatchEncoder(COMMITS, None)(rows)
+
+
+@pytest.mark.parametrize("spaces", ["", " ", "\t "])
+@pytest.mark.parametrize("batch", [10, 10_000])
+def test_a_row_broken_across_lines_is_refused_even_when_the_count_adds_up(
+        directory, tmp_path, monkeypatch, batch, spaces):
+    """The column path reads a batch of lines as one JSON array (the lines joined by commas):
+    a row broken in two at a comma, with two rows put on one line elsewhere, makes as many
+    objects as lines — and is still refused at the broken line."""
+    import shutil
+
+    from locimem.interchange import load
+    from locimem.interchange.export import import_memory
+
+    monkeypatch.setattr(load, "BATCH_ROWS", batch)
+    copy = tmp_path / "forged"
+    shutil.copytree(directory, copy)
+    path = copy / "log" / "observations.jsonl"
+    lines = path.read_text().splitlines()
+    head, _, tail = lines[2].partition(",")
+    lines[2:3] = [head, tail]  # a row on lines 3 and 4
+    lines[6:8] = [lines[6] + "," + spaces + lines[7]]  # two rows on line 7
+    path.write_text("".join(x + "\n" for x in lines))
+    _reseal(copy)
+    with pytest.raises(IntegrityError, match=r"observations.jsonl line 3: not JSON"):
+        import_memory(copy, tmp_path / "m.loci")
+    assert not (tmp_path / "m.loci").exists()
+
+
+@pytest.mark.parametrize("batch", [4, 10_000])
+@pytest.mark.parametrize("line", [1, 6, 23])
+def test_a_row_the_schema_refuses_is_named_by_its_line(directory, tmp_path, monkeypatch,
+                                                       batch, line):
+    """A row every check of its own passes but the schema refuses (an accepted observation
+    with no object) is named by its line, from any batch."""
+    import shutil
+
+    from locimem.interchange import load
+    from locimem.interchange.export import import_memory
+
+    monkeypatch.setattr(load, "BATCH_ROWS", batch)
+    copy = tmp_path / "forged"
+    shutil.copytree(directory, copy)
+    path = copy / "log" / "observations.jsonl"
+    rows = [json.loads(x) for x in path.read_text().splitlines()]
+    assert rows[line - 1]["rejected"] is None
+    rows[line - 1]["object_id"] = None
+    path.write_text("".join(_line(r) + "\n" for r in rows))
+    _reseal(copy)
+    with pytest.raises(IntegrityError, match=rf"observations.jsonl \(line {line}\) does not fit "
+                                             r"the store \(CHECK constraint failed"):
+        import_memory(copy, tmp_path / "m.loci")
+    assert not (tmp_path / "m.loci").exists()
+
+
+@pytest.mark.parametrize("n", [1, 2, 50])
+def test_a_column_of_one_text_is_written_into_the_template(n):
+    """A column with one text throughout a batch goes into the batch's line template: a
+    "%" in it (or in a varying one) is written as it is."""
+    rows = [(*r[:4], "50% off %s", f"%d {i}%" if i % 2 else None, *r[6:])
+            for i, r in enumerate(_commit_rows(n))]
+    assert _BatchEncoder(COMMITS, None)(rows) == _by_rows(COMMITS, rows)
+    same = [(r[0], *rows[0][1:]) for r in rows]  # only the key varies
+    assert _BatchEncoder(COMMITS, None)(same) == _by_rows(COMMITS, same)

@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from locimem import ObjectMemory
 from locimem.errors import NotFound
@@ -408,9 +410,59 @@ def test_a_memory_directory_is_checked_as_files_and_as_the_store_it_imports_to(
     assert "log/events.jsonl" in report.violations[0].message
 
 
+def test_a_directory_s_store_is_validated_once_in_full(built: Path, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The import validates the store it builds (with integrity_check, not quick_check), and
+    that report is the directory's: the store is not validated a second time."""
+    from locimem.interchange import validate as module
+    from locimem.interchange.export import export_memory
+
+    export_memory(built, tmp_path / "d", scope="home")
+    calls: list[bool] = []
+    real = module.validate_store
+
+    def spy(store: Any, **kw: Any) -> Any:
+        calls.append(kw.get("quick", False))
+        return real(store, **kw)
+
+    monkeypatch.setattr(module, "validate_store", spy)
+    report = validate(tmp_path / "d")
+    assert (report.ok, report.scopes) == (True, ("home",)) and calls == [False]
+
+
 def test_the_suite_validates_every_store_it_closes() -> None:
     # tests/conftest.py wraps SQLiteStore.close (unless LOCIMEM_TEST_VALIDATE=0)
     import os
 
     if os.environ.get("LOCIMEM_TEST_VALIDATE", "1") != "0":
         assert SQLiteStore.close.__name__ == "validating_close"
+
+
+def _records_table(pairs: list[tuple[int, int, bool]]) -> sqlite3.Connection:
+    conn = sqlite3.connect(":memory:")
+    for table in ("observations", "events"):
+        conn.execute(f"CREATE TABLE {table} (seq INTEGER PRIMARY KEY, commit_id INTEGER)")
+        conn.execute(f"CREATE INDEX {table}_commit ON {table} (commit_id)")
+    for seq, commit, is_event in pairs:
+        conn.execute(f"INSERT OR IGNORE INTO {'events' if is_event else 'observations'} "
+                     "VALUES (?, ?)", (seq, commit))
+    return conn
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 40), st.integers(1, 8), st.booleans()), max_size=30))
+def test_the_quick_commit_order_check_agrees_with_the_window_query(pairs) -> None:
+    """log_order's quick check (each commit's span of seqs, from the commit indexes) says the
+    records are in commit order only when the window query finds none out of place, and —
+    each seq once — exactly then."""
+    from locimem.interchange.rules_log import _out_of_order, _records_in_commit_order
+
+    conn = _records_table(pairs)
+    records = ("(SELECT seq AS k, commit_id AS v, '' AS p FROM observations UNION ALL "
+               "SELECT seq, commit_id, '' FROM events)")
+    quick, found = _records_in_commit_order(conn), _out_of_order(conn, records)
+    if quick:
+        assert not found
+    twice = conn.execute("SELECT count(*) FROM observations JOIN events USING (seq)").fetchone()
+    if twice == (0,):
+        assert quick == (not found)

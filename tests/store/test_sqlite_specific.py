@@ -9,6 +9,7 @@ import itertools
 import os
 import sqlite3
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -244,3 +245,36 @@ def test_a_read_only_or_in_memory_store_runs_no_checkpointer(store_path: Path) -
         assert reader.store._checkpointer is None
     with ObjectMemory.open(MEMORY, scope="s") as scratch:
         assert scratch.store._checkpointer is None
+
+
+def _indexes(store: SQLiteStore) -> dict[str, str]:
+    return dict(store.conn.execute(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL"))
+
+
+def test_bulk_load_into_an_empty_table_builds_its_indexes_after_the_rows(
+        store_path: Path) -> None:
+    """An empty table is loaded without its secondary indexes, built again at the end: the
+    same definitions, holding every row; a load that fails leaves them as they were."""
+    store = SQLiteStore(store_path)
+    try:
+        before = _indexes(store)
+        columns = ("scope", "id", "kind", "t", "recorded_at", "actor", "reason", "n_detections")
+        store.bulk_load([("commits", columns, [("s", i, "scan", float(i), 1e3 + i, "x", None, 0)
+                                                for i in range(1, 50)])])
+        assert _indexes(store) == before
+        assert store.conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        assert store.conn.execute("SELECT count(*) FROM commits INDEXED BY commits_scope "
+                                  "WHERE scope = 's'").fetchone() == (49,)
+
+        def failing() -> Iterator[tuple[object, ...]]:
+            yield ("s", 1, 1, 1.0, "APPEARED", 1, "cup", "{}")
+            raise RuntimeError("the source broke")
+
+        ev = ("scope", "seq", "commit_id", "t", "kind", "object_id", "label", "data")
+        with pytest.raises(RuntimeError, match="broke"):
+            store.bulk_load([("events", ev, failing())])
+        assert _indexes(store) == before
+        assert store.conn.execute("SELECT count(*) FROM events").fetchone() == (0,)
+    finally:
+        store.close()

@@ -23,6 +23,7 @@ import json
 import math
 import operator
 import os
+import re
 import secrets
 import sqlite3
 import tempfile
@@ -30,7 +31,7 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -58,12 +59,16 @@ from locimem.store.sqlite import SQLiteStore
 from locimem.store.sqlite.codec import encode_checkpoint, encode_json, encode_json_ordered
 from locimem.tracker.load import gc_paused, replay_stale_cache
 
+if TYPE_CHECKING:
+    from locimem.interchange.validate import ValidationReport
+
 __all__ = ["ImportReport", "import_memory"]
 
 _scan = _loads.__self__.scan_once  # type: ignore[attr-defined]  # one JSON value at an index
 _canonical = _value_encoder(encode_json)  # encode_json, faster
 _INTS = frozenset({int})
 _INT_OR_NONE = frozenset({int, type(None)})
+_ROWS_IN_A_LINE = re.compile(r"\}\s*,\s*\{")  # (what joins two objects of an array)
 
 _TARGET_IDS = {  # the ids a store already uses in a range, whatever their scope
     "commit": ("SELECT id FROM commits WHERE id BETWEEN ? AND ?",),
@@ -133,7 +138,12 @@ def import_memory(directory: str | os.PathLike[str], store_path: str | os.PathLi
 
 def _import_memory(directory: str | os.PathLike[str], store_path: str | os.PathLike[str], *,
                    scope: str | None, progress: Progress | None, hmac_key: bytes | None,
-                   check_signature: bool) -> ImportReport:
+                   check_signature: bool, validated: list[ValidationReport] | None = None
+                   ) -> ImportReport:
+    """:func:`import_memory`; with ``validated`` (a new store only), the validation of the
+    imported store is the full one (``integrity_check``, not ``quick_check``), and its report
+    is appended there — for :func:`~locimem.interchange.validate.validate_directory`, which
+    would otherwise validate the same store again."""
     if is_postgres_url(store_path):
         return _import_into_server(directory, str(store_path), scope=scope, progress=progress,
                                    hmac_key=hmac_key, check_signature=check_signature)
@@ -149,7 +159,7 @@ def _import_memory(directory: str | os.PathLike[str], store_path: str | os.PathL
     if dest.is_dir():
         raise InvalidInput(f"{str(dest)!r} is a directory; name the store file to import into")
     if not (dest.exists() and dest.stat().st_size > 0):
-        counts = _import_new(source, manifest, dest, target_scope, progress)
+        counts = _import_new(source, manifest, dest, target_scope, progress, validated)
         return ImportReport(store=dest, scope=target_scope, counts=counts, created=True,
                             seconds=time.perf_counter() - started)
     with contextlib.closing(_read_only(dest)) as probe:
@@ -208,9 +218,11 @@ def _remove_store_files(path: Path) -> None:
 
 
 def _build_scratch(source: Path, manifest: Manifest, path: Path, scope: str,
-                   progress: Progress | None, *, created_at: bool) -> dict[str, int]:
+                   progress: Progress | None, *, created_at: bool,
+                   validated: list[ValidationReport] | None = None) -> dict[str, int]:
     """Import the directory into a new store at ``path`` (rows checked one by one), then
-    validate that store; raise :class:`IntegrityError` when it does not pass."""
+    validate that store; raise :class:`IntegrityError` when it does not pass. With
+    ``validated``, the validation is the full one and its report is appended there."""
     store = SQLiteStore(path)
     try:
         meta = {}
@@ -222,7 +234,9 @@ def _build_scratch(source: Path, manifest: Manifest, path: Path, scope: str,
         store.close()
     from locimem.interchange.validate import validate_store  # validate imports this module
 
-    report = validate_store(path, quick=True)
+    report = validate_store(path, quick=validated is None)
+    if validated is not None:
+        validated.append(report)
     if not report.ok:
         first = report.violations[0]
         more = len(report.violations) - 1
@@ -251,12 +265,14 @@ def _copy_scratch(store: SQLiteStore, scratch: Path, dest: Path, manifest: Manif
 
 
 def _import_new(source: Path, manifest: Manifest, dest: Path, scope: str,
-                progress: Progress | None) -> dict[str, int]:
+                progress: Progress | None,
+                validated: list[ValidationReport] | None = None) -> dict[str, int]:
     """Build a new store in a temporary file beside ``dest`` and validate it; rename it into
     place."""
     temp = _scratch_path(dest)
     try:
-        counts = _build_scratch(source, manifest, temp, scope, progress, created_at=True)
+        counts = _build_scratch(source, manifest, temp, scope, progress, created_at=True,
+                                validated=validated)
         if dest.exists() and dest.stat().st_size > 0:
             raise InvalidInput(f"{str(dest)!r} appeared while the memory was being imported; "
                                "nothing was written to it — import again")
@@ -356,12 +372,20 @@ def _insert_all(store: SQLiteStore, directory: Path, manifest: Manifest, scope: 
     except RowsRejected as exc:
         table, reader = reading[0]
         raise IntegrityError(
-            f"{table.file} (line {reader.n}) does not fit the store ({exc.reason}); nothing "
+            f"{table.file} (line {reader.line()}) does not fit the store ({exc.reason}); nothing "
             f"was imported — {_AGAIN}") from None
     ticks.close()
     counts["observation_embeddings"] = manifest.counts["observation_embeddings"]
     counts["object_embeddings"] = manifest.counts["object_embeddings"]
     return counts
+
+
+class _Batch(NamedTuple):
+    """A batch's rows for the store, and the iterator of their first column (``scope``),
+    whose length hint says how many rows have been taken."""
+
+    rows: Iterator[tuple[Any, ...]]
+    scopes: itertools.repeat[str]
 
 
 class _RowReader:
@@ -387,9 +411,10 @@ class _RowReader:
         self.key = table.columns.index(table.key)
         self.key_type = str if table.key == "key" else int
         self.last: Any = None  # the key of the last row read
-        self.getter = operator.itemgetter(*table.columns)
+        self.getters = [operator.itemgetter(c) for c in table.columns]
         self.specials = sorted(table.specials, key=lambda s: s[1] in ("f32", "f64"))
         self._matrix_at: int | None = None
+        self._taking: tuple[itertools.repeat[str], int, int] | None = None  # see line()
 
     def _bad(self, what: str) -> IntegrityError:
         return IntegrityError(f"{self.table.file} line {self.n}: {what}; nothing was imported "
@@ -407,30 +432,46 @@ class _RowReader:
                 continue
             if (self.n + len(lines)) // BATCH_ROWS > self.n // BATCH_ROWS:
                 self.ticks.advance()
-            for n, row in enumerate(batch, start=self.n + 1):
-                self.n = n  # the line a row the store refuses is on (RowsRejected)
-                yield row
+            self._taking = (batch.scopes, self.n, len(lines))
+            yield from batch.rows  # (no Python frame a row: see line())
+            self._taking = None
+            self.n += len(lines)
         if self.n % BATCH_ROWS:
             self.ticks.advance()
 
-    def _batch(self, lines: list[bytes]) -> Iterator[tuple[Any, ...]] | None:
+    def line(self) -> int:
+        """The line of the row the store took last (the one it refused, on RowsRejected):
+        in a batch, one past the rows before it plus as many as its ``scope`` column (the
+        first of each row's values) has handed out."""
+        if self._taking is None:
+            return self.n
+        scopes, before, rows = self._taking
+        return before + rows - operator.length_hint(scopes)
+
+    def _batch(self, lines: list[bytes]) -> _Batch | None:
         """The rows of a batch of lines, every check of :meth:`_lines` made a column at a
         time; None when it is not taken as a whole (then nothing was read or changed)."""
         table, columns = self.table, self.table.columns
         if self.added or table.name == "scene" or len(columns) < 2:
             return None
         try:
-            text = b"".join(lines).decode("utf-8").split("\n")
+            raw = b"".join(lines).decode("utf-8")
+            text = raw.split("\n")
             if len(text) != len(lines) + 1 or text.pop():  # every line ends with a newline
                 return None
-            # each line one JSON value from its first character to its newline (no space
-            # around it: a line with some goes line by line)
-            docs, ends = zip(*map(_scan, text, itertools.repeat(0)), strict=True)
-            if list(ends) != list(map(len, text)) or set(map(type, docs)) != {dict} or \
-                    set(map(len, docs)) != {len(columns)}:
+            # the lines as one JSON array, in one call of the scanner (it then reads each key
+            # once, not once a line). Each line is exactly one of its values: the array has one
+            # object a line, and no line holds "}" "," "{" (spaces between allowed) — without
+            # it no comma between two objects can come from inside a line, so the n - 1
+            # commas joining the lines are the array's n - 1 separators
+            joined = "[" + ",".join(text) + "]"
+            docs, end = _scan(joined, 0)
+            if end != len(joined) or len(docs) != len(text) or _ROWS_IN_A_LINE.search(raw) \
+                    or set(map(type, docs)) != {dict} or set(map(len, docs)) != {len(columns)}:
                 return None
-            # exactly the columns: as many keys, and every column among them
-            values = list(zip(*map(self.getter, docs), strict=True))
+            # exactly the columns: as many keys, and every column among them (a column at a
+            # time: half the time of one getter a row, then transposed)
+            values = [tuple(map(get, docs)) for get in self.getters]
         except Exception:  # not UTF-8, not JSON, a column missing: line by line
             return None
         keys = values[self.key]
@@ -466,7 +507,8 @@ class _RowReader:
         self.last = keys[-1]
         for i, col in decoded.items():
             values[i] = col
-        return zip(itertools.repeat(self.scope), *values)
+        scopes = itertools.repeat(self.scope, len(lines))
+        return _Batch(zip(scopes, *values, strict=True), scopes)
 
     def _embeddings(self, col: tuple[Any, ...]) -> list[bytes | None]:
         """The rows of an embedding column (row indices, in order, from the matrix's next

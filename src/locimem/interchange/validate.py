@@ -268,8 +268,9 @@ def validate_store(store: Store | str | os.PathLike[str], *, scope: str | None =
                                 ("sqlite_integrity",))
     opened: list[SQLiteStore] = []
 
-    def open_store() -> SQLiteStore:
-        opened.append(SQLiteStore(path, read_only=True))
+    def open_store() -> SQLiteStore:  # (after sqlite_integrity passed: the open's own
+        # quick_check would only repeat it)
+        opened.append(SQLiteStore(path, read_only=True, check="header"))
         return opened[-1]
 
     try:
@@ -349,13 +350,15 @@ def validate_directory(directory: str | os.PathLike[str], *,
                 report.warnings.append(Violation(
                     "directory_imports", (), "the directory is signed (HMAC-SHA256); its "
                     "signature was not checked (no key given)"))
+            validated: list[ValidationReport] = []  # the import's own validation (the full
+            # one): the store is not validated a second time
             _import_memory(root, copy, scope=None, progress=None, hmac_key=hmac_key,
-                           check_signature=hmac_key is not None)
+                           check_signature=hmac_key is not None, validated=validated)
         except Exception as exc:  # whatever stops the import is what is wrong
             report.violations.append(Violation(
                 "directory_imports", (), f"it does not import: {type(exc).__name__}: {exc}"))
             return report
-        imported = validate_store(copy)
+        imported = validated[0] if validated else validate_store(copy)
     report.rules += imported.rules
     report.scopes = imported.scopes
     for found, into in ((imported.violations, report.violations),

@@ -157,8 +157,14 @@ def replay_order(commit_rows: Iterable[Sequence[Any]],
     replay order: by ``(commit id, commit first, seq)``, an observation before an event on a
     tie — the order a ``heapq.merge`` of the three on that key gives, one comparison or two a
     record instead of a key tuple and a heap step. ``observation`` decodes an observation row
-    (default: this codec's; a backend with other column types passes its own)."""
-    observation_from_row_ = observation or observation_from_row
+    (default: this codec's, inlined; a backend with other column types passes its own).
+
+    Each row is decoded as it comes (not a page ahead: a replay then applies a record while
+    its row is still in the cache, and its objects' memory is reused by the next). Once an
+    observation comes next, the ones after it follow in a tight loop for as long as they
+    stay before the next commit and the next event — the bounds read once, not per row."""
+    decode = observation
+    frombuffer, f32, loads, new = _frombuffer, _F32, json.loads, Observation
     commits, observations, events = iter(commit_rows), iter(observation_rows), iter(event_rows)
     c, o, e = next(commits, None), next(observations, None), next(events, None)
     while True:
@@ -166,9 +172,24 @@ def replay_order(commit_rows: Iterable[Sequence[Any]],
             if c is not None and c[0] <= o[1]:
                 yield commit_from_row(c)
                 c = next(commits, None)
-            else:
-                yield observation_from_row_(o)
+                continue
+            # o is next, and so is every observation after it before c and e
+            c_id = MAX_ID if c is None else c[0]
+            e_commit, e_seq = (MAX_ID, MAX_ID) if e is None else (e[1], e[0])
+            while True:
+                if decode is not None:
+                    yield decode(o)
+                else:  # observation_from_row, inlined
+                    yield new(o[0], o[1], o[3], o[4], o[6], o[7], (o[8], o[9], o[10]),
+                              (o[11], o[12], o[13]), o[5], o[15], o[14], o[16], o[17],
+                              None if o[18] is None else tuple(loads(o[18])),
+                              None if o[19] is None else frombuffer(o[19], dtype=f32), o[20])
                 o = next(observations, None)
+                if o is None:
+                    break
+                oc = o[1]
+                if oc >= c_id or oc > e_commit or (oc == e_commit and o[0] > e_seq):
+                    break
         elif e is not None:
             if c is not None and c[0] <= e[1]:
                 yield commit_from_row(c)

@@ -130,8 +130,16 @@ _frombuffer, _F32 = np.frombuffer, np.float32
 
 
 def event_from_row(row: Sequence[Any]) -> Event:
-    return Event(seq=row[0], commit=row[1], t=row[3], kind=EventKind(row[4]), object_id=row[5],
-                 label=row[6], data=json.loads(row[7]))
+    # positional, in the dataclass's field order; the kind by its value from a dict (the
+    # member ``EventKind(value)`` gives, without the enum's call), an unknown one by the call
+    # (the ValueError it raises)
+    kind = _EVENT_KINDS.get(row[4])
+    return Event(row[0], row[1], row[3], EventKind(row[4]) if kind is None else kind, row[5],
+                 row[6], _loads(row[7]))
+
+
+_EVENT_KINDS: dict[Any, EventKind] = {kind.value: kind for kind in EventKind}
+_loads = json.loads
 
 
 def commit_from_row(row: Sequence[Any]) -> Commit:

@@ -8,9 +8,16 @@ import heapq
 import random
 
 import numpy as np
+import pytest
 
 from locimem.model import Commit, EventKind
-from locimem.store.sqlite.codec import observation_from_row, replay_order
+from locimem.store.sqlite import codec
+from locimem.store.sqlite.codec import (
+    event_from_row,
+    events_from_rows,
+    observation_from_row,
+    replay_order,
+)
 
 
 def _rows(rng: random.Random) -> tuple[list, list, list]:
@@ -79,9 +86,13 @@ def _log_rows(rng: random.Random) -> tuple[list, list, list]:
             [(s, c, *ev_rows[0][2:]) for s, c in events])
 
 
-def test_replay_order_is_the_merge_on_a_log_in_order() -> None:
+@pytest.mark.parametrize("event_page", [1, 3, 256])
+def test_replay_order_is_the_merge_on_a_log_in_order(event_page: int,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """Logs as stored (runs of observations between commits and events, ties), and the
-    made-up streams of the test above, give the merge's order."""
+    made-up streams of the test above, give the merge's order, whatever the page of events
+    decoded at once."""
+    monkeypatch.setattr(codec, "EVENT_PAGE", event_page)
     for seed in range(300):
         rng = random.Random(seed)
         for commit_rows, obs_rows, ev_rows in (_log_rows(rng), _rows(rng)):
@@ -115,3 +126,26 @@ def test_replay_order_decodes_an_observation_as_observation_from_row() -> None:
             assert a.feature.dtype == b.feature.dtype == np.float32
             assert a.feature.tobytes() == b.feature.tobytes()
             assert not a.feature.flags.writeable
+
+
+def test_a_page_of_events_decodes_as_each_row_alone() -> None:
+    """events_from_rows equals event_from_row row for row (the data parsed as one array),
+    and a page with a text that is not one JSON value is decoded row by row, raising as
+    the row alone does; an unknown kind raises as the enum's call does."""
+    def row(seq: int, kind: str, data: str) -> tuple:
+        return (seq, 3, "s", 1.5, kind, 7, "cup", data)
+
+    good = [row(1, "RELATION", '{"added":true,"object":1,"relation":"on"}'),
+            row(2, "LOST", '{"belief":0.1}'), row(3, "APPEARED", "null"),
+            row(4, "MOVED", '{"to":[1.0,2.0,3.0],"nested":{"a":[1,{"b":2}]}}')]
+    assert events_from_rows(good) == [event_from_row(r) for r in good]
+    assert events_from_rows([]) == []
+    got = events_from_rows(good)
+    assert got[0].kind is EventKind.RELATION and got[2].data is None
+    for bad in ('{"a":1},{"b":2}', "", '{"a":'):
+        with pytest.raises(ValueError):
+            event_from_row(row(5, "LOST", bad))
+        with pytest.raises(ValueError):
+            events_from_rows([*good, row(5, "LOST", bad)])
+    with pytest.raises(ValueError, match="BOGUS"):
+        events_from_rows([row(6, "BOGUS", "{}")])

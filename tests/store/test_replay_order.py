@@ -129,23 +129,26 @@ def test_replay_order_decodes_an_observation_as_observation_from_row() -> None:
 
 
 def test_a_page_of_events_decodes_as_each_row_alone() -> None:
-    """events_from_rows equals event_from_row row for row (the data parsed as one array),
-    and a page with a text that is not one JSON value is decoded row by row, raising as
-    the row alone does; an unknown kind raises as the enum's call does."""
+    """events_from_rows equals event_from_row row for row (the data parsed as one array);
+    a page with a text that is not one JSON value, or an unknown kind, is decoded row by
+    row, lazily: the rows before the damaged one decode, and it raises as it does alone."""
     def row(seq: int, kind: str, data: str) -> tuple:
         return (seq, 3, "s", 1.5, kind, 7, "cup", data)
 
     good = [row(1, "RELATION", '{"added":true,"object":1,"relation":"on"}'),
             row(2, "LOST", '{"belief":0.1}'), row(3, "APPEARED", "null"),
             row(4, "MOVED", '{"to":[1.0,2.0,3.0],"nested":{"a":[1,{"b":2}]}}')]
-    assert events_from_rows(good) == [event_from_row(r) for r in good]
-    assert events_from_rows([]) == []
-    got = events_from_rows(good)
+    expected = [event_from_row(r) for r in good]
+    assert list(events_from_rows(good)) == expected
+    assert list(events_from_rows([])) == []
+    got = list(events_from_rows(good))
     assert got[0].kind is EventKind.RELATION and got[2].data is None
-    for bad in ('{"a":1},{"b":2}', "", '{"a":'):
-        with pytest.raises(ValueError):
-            event_from_row(row(5, "LOST", bad))
-        with pytest.raises(ValueError):
-            events_from_rows([*good, row(5, "LOST", bad)])
-    with pytest.raises(ValueError, match="BOGUS"):
-        events_from_rows([row(6, "BOGUS", "{}")])
+    for bad in (row(5, "LOST", '{"a":1},{"b":2}'), row(5, "LOST", ""),
+                row(5, "LOST", '{"a":'), row(5, "BOGUS", "{}")):
+        with pytest.raises(ValueError) as alone:
+            event_from_row(bad)
+        decoded = iter(events_from_rows([*good, bad, *good]))
+        assert [next(decoded) for _ in good] == expected
+        with pytest.raises(ValueError) as paged:
+            next(decoded)
+        assert str(paged.value) == str(alone.value)

@@ -146,20 +146,22 @@ EVENT_PAGE = 256
 """Event rows :func:`replay_order` decodes at a time (:func:`events_from_rows`)."""
 
 
-def events_from_rows(rows: Sequence[Sequence[Any]]) -> list[Event]:
+def events_from_rows(rows: Sequence[Sequence[Any]]) -> Iterable[Event]:
     """:func:`event_from_row` of every row, equal event for event: the ``data`` texts parsed
     in one ``json.loads`` of them joined into an array (each value as its own text gives
-    it; a text that is not one JSON value alone is parsed alone, raising as it would)."""
-    texts = [row[7] for row in rows]
+    it). A page holding a text that is not one JSON value alone, or a kind that is not an
+    :class:`EventKind`, is decoded lazily row by row, so a damaged row raises where it
+    stands in the log, as it did read one at a time."""
+    kinds = [_EVENT_KINDS.get(row[4]) for row in rows]
     try:
-        data = _loads("[" + ",".join(texts) + "]")
+        data = None if None in kinds else _loads("[" + ",".join([r[7] for r in rows]) + "]")
     except (TypeError, ValueError):
         data = None
     if data is None or len(data) != len(rows):
-        return [event_from_row(row) for row in rows]
-    kinds, new = _EVENT_KINDS, Event
-    return [new(row[0], row[1], row[3], kinds[row[4]] if row[4] in kinds else EventKind(row[4]),
-                row[5], row[6], value) for row, value in zip(rows, data, strict=True)]
+        return map(event_from_row, rows)
+    new = Event
+    return [new(row[0], row[1], row[3], kind, row[5], row[6], value)
+            for row, kind, value in zip(rows, kinds, data, strict=True)]
 
 
 def _event_pages(rows: Iterable[Sequence[Any]]) -> Iterator[Event]:

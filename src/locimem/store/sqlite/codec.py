@@ -122,11 +122,11 @@ def observation_from_row(row: Sequence[Any]) -> Observation:
         row[0], row[1], row[3], row[4], row[6], row[7], (row[8], row[9], row[10]),
         (row[11], row[12], row[13]), row[5], row[15], row[14], row[16], row[17],
         None if row[18] is None else tuple(json.loads(row[18])),
-        None if row[19] is None else _frombuffer(row[19], dtype=_F32), row[20],
+        None if row[19] is None else _frombuffer(row[19], _F32), row[20],
     )
 
 
-_frombuffer, _F32 = np.frombuffer, np.float32
+_frombuffer, _F32 = np.frombuffer, np.dtype(np.float32)  # a dtype, by position: the cheapest
 
 
 def event_from_row(row: Sequence[Any]) -> Event:
@@ -223,7 +223,7 @@ def replay_order(commit_rows: Iterable[Sequence[Any]],
                     yield new(o[0], o[1], o[3], o[4], o[6], o[7], (o[8], o[9], o[10]),
                               (o[11], o[12], o[13]), o[5], o[15], o[14], o[16], o[17],
                               None if o[18] is None else tuple(loads(o[18])),
-                              None if o[19] is None else frombuffer(o[19], dtype=f32), o[20])
+                              None if o[19] is None else frombuffer(o[19], f32), o[20])
                 o = next(observations, None)
                 if o is None:
                     break

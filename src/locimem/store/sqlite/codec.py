@@ -33,7 +33,7 @@ __all__ = [
     "COMMIT_COLUMNS", "EVENT_COLUMNS", "INSERT_COMMIT", "INSERT_EVENT", "INSERT_OBSERVATION",
     "MAX_ID", "OBJECT_COLUMNS", "OBSERVATION_COLUMNS", "UPSERT_OBJECT", "commit_from_row",
     "decode_checkpoint", "encode_checkpoint", "encode_json", "encode_json_ordered",
-    "event_from_row", "object_from_row", "object_row", "objects_from_rows",
+    "event_from_row", "events_from_rows", "object_from_row", "object_row", "objects_from_rows",
     "observation_from_row",
     "observation_row", "record_rows",
 ]
@@ -122,16 +122,52 @@ def observation_from_row(row: Sequence[Any]) -> Observation:
         row[0], row[1], row[3], row[4], row[6], row[7], (row[8], row[9], row[10]),
         (row[11], row[12], row[13]), row[5], row[15], row[14], row[16], row[17],
         None if row[18] is None else tuple(json.loads(row[18])),
-        None if row[19] is None else _frombuffer(row[19], dtype=_F32), row[20],
+        None if row[19] is None else _frombuffer(row[19], _F32), row[20],
     )
 
 
-_frombuffer, _F32 = np.frombuffer, np.float32
+_frombuffer, _F32 = np.frombuffer, np.dtype(np.float32)  # a dtype, by position: the cheapest
 
 
 def event_from_row(row: Sequence[Any]) -> Event:
-    return Event(seq=row[0], commit=row[1], t=row[3], kind=EventKind(row[4]), object_id=row[5],
-                 label=row[6], data=json.loads(row[7]))
+    # positional, in the dataclass's field order; the kind by its value from a dict (the
+    # member ``EventKind(value)`` gives, without the enum's call), an unknown one by the call
+    # (the ValueError it raises)
+    kind = _EVENT_KINDS.get(row[4])
+    return Event(row[0], row[1], row[3], EventKind(row[4]) if kind is None else kind, row[5],
+                 row[6], _loads(row[7]))
+
+
+_EVENT_KINDS: dict[Any, EventKind] = {kind.value: kind for kind in EventKind}
+_loads = json.loads
+
+
+EVENT_PAGE = 256
+"""Event rows :func:`replay_order` decodes at a time (:func:`events_from_rows`)."""
+
+
+def events_from_rows(rows: Sequence[Sequence[Any]]) -> Iterable[Event]:
+    """:func:`event_from_row` of every row, equal event for event: the ``data`` texts parsed
+    in one ``json.loads`` of them joined into an array (each value as its own text gives
+    it). A page holding a text that is not one JSON value alone, or a kind that is not an
+    :class:`EventKind`, is decoded lazily row by row, so a damaged row raises where it
+    stands in the log, as it did read one at a time."""
+    kinds = [_EVENT_KINDS.get(row[4]) for row in rows]
+    try:
+        data = None if None in kinds else _loads("[" + ",".join([r[7] for r in rows]) + "]")
+    except (TypeError, ValueError):
+        data = None
+    if data is None or len(data) != len(rows):
+        return map(event_from_row, rows)
+    new = Event
+    return [new(row[0], row[1], row[3], kind, row[5], row[6], value)
+            for row, kind, value in zip(rows, kinds, data, strict=True)]
+
+
+def _event_pages(rows: Iterable[Sequence[Any]]) -> Iterator[Event]:
+    it = iter(rows)
+    return itertools.chain.from_iterable(map(events_from_rows, iter(
+        lambda: list(itertools.islice(it, EVENT_PAGE)), [])))
 
 
 def commit_from_row(row: Sequence[Any]) -> Commit:
@@ -157,24 +193,49 @@ def replay_order(commit_rows: Iterable[Sequence[Any]],
     replay order: by ``(commit id, commit first, seq)``, an observation before an event on a
     tie — the order a ``heapq.merge`` of the three on that key gives, one comparison or two a
     record instead of a key tuple and a heap step. ``observation`` decodes an observation row
-    (default: this codec's; a backend with other column types passes its own)."""
-    observation_from_row_ = observation or observation_from_row
-    commits, observations, events = iter(commit_rows), iter(observation_rows), iter(event_rows)
+    (default: this codec's, inlined; a backend with other column types passes its own).
+
+    Each row is decoded as it comes (not a page ahead: a replay then applies a record while
+    its row is still in the cache, and its objects' memory is reused by the next). Once an
+    observation comes next, the ones after it follow in a tight loop for as long as they
+    stay before the next commit and the next event — the bounds read once, not per row.
+    Events are decoded :data:`EVENT_PAGE` at a time (:func:`events_from_rows`: their JSON
+    parsed as one array), each yielded when its turn comes."""
+    decode = observation
+    frombuffer, f32, loads, new = _frombuffer, _F32, json.loads, Observation
+    commits, observations = iter(commit_rows), iter(observation_rows)
+    events = _event_pages(event_rows)
     c, o, e = next(commits, None), next(observations, None), next(events, None)
     while True:
-        if o is not None and (e is None or o[1] < e[1] or (o[1] == e[1] and o[0] <= e[0])):
+        if o is not None and (e is None or o[1] < e.commit or (o[1] == e.commit
+                                                                and o[0] <= e.seq)):
             if c is not None and c[0] <= o[1]:
                 yield commit_from_row(c)
                 c = next(commits, None)
-            else:
-                yield observation_from_row_(o)
+                continue
+            # o is next, and so is every observation after it before c and e
+            c_id = MAX_ID if c is None else c[0]
+            e_commit, e_seq = (MAX_ID, MAX_ID) if e is None else (e.commit, e.seq)
+            while True:
+                if decode is not None:
+                    yield decode(o)
+                else:  # observation_from_row, inlined
+                    yield new(o[0], o[1], o[3], o[4], o[6], o[7], (o[8], o[9], o[10]),
+                              (o[11], o[12], o[13]), o[5], o[15], o[14], o[16], o[17],
+                              None if o[18] is None else tuple(loads(o[18])),
+                              None if o[19] is None else frombuffer(o[19], f32), o[20])
                 o = next(observations, None)
+                if o is None:
+                    break
+                oc = o[1]
+                if oc >= c_id or oc > e_commit or (oc == e_commit and o[0] > e_seq):
+                    break
         elif e is not None:
-            if c is not None and c[0] <= e[1]:
+            if c is not None and c[0] <= e.commit:
                 yield commit_from_row(c)
                 c = next(commits, None)
             else:
-                yield event_from_row(e)
+                yield e
                 e = next(events, None)
         elif c is not None:
             yield commit_from_row(c)

@@ -469,8 +469,8 @@ class SQLiteStore:
         """Every record of ``scope`` in replay order (each commit, then its records by seq),
         from after commit ``after_commit`` up to and including ``until_commit``."""
         conn = self.conn
-        yield from replay_order(*(conn.execute(sql, bound) for sql, bound in
-                                  log_queries(conn, scope, after_commit, until_commit)))
+        return replay_order(*(conn.execute(sql, bound) for sql, bound in
+                              log_queries(conn, scope, after_commit, until_commit)))
 
     # -- reading the record -------------------------------------------------------------------
     def last_commit_at(self, scope: str, *, t: float | None = None,

@@ -61,3 +61,44 @@ def test_row_dots_are_each_rows_dot() -> None:
     for width in (1, 7, 32, 100):
         a = rng.standard_normal((300, width))
         assert _row_dots(a).tobytes() == np.array([x.dot(x) for x in a]).tobytes()
+
+
+def _same_as_one_by_one(objects: list[ObjectState], sightings: list[np.ndarray]) -> None:
+    one = copy.deepcopy(objects)
+    for obj, f in zip(one, sightings, strict=True):
+        _update_embedding(obj, f)
+    _fold_embeddings(list(zip(objects, sightings, strict=True)))
+    for a, b in zip(objects, one, strict=True):
+        assert a.n_features == b.n_features
+        assert a.feature.dtype == b.feature.dtype and a.feature.tobytes() == b.feature.tobytes()
+        assert a.feature.flags.owndata
+
+
+def test_a_mean_that_cancels_exactly_keeps_the_sighting() -> None:
+    v = np.array([0.6, 0.8, 0.0])
+    objects = [_obj(1, v.copy(), 1), _obj(2, v.copy(), 2)]
+    _same_as_one_by_one(objects, [-v, -v])
+    assert objects[0].feature.tolist() == [-0.6, -0.8, -0.0]  # the mean was zero
+
+
+def test_a_float32_mean_sends_the_batch_one_by_one() -> None:
+    rng = np.random.default_rng(3)
+    objects = [_obj(k, rng.standard_normal(8) / 3.0, 4) for k in range(1, 6)]
+    objects[2].feature = objects[2].feature.astype(np.float32)
+    _same_as_one_by_one(objects, [rng.standard_normal(8) for _ in objects])
+    assert objects[2].feature.dtype == np.float32
+
+
+@pytest.mark.parametrize("odd", ["wider mean", "2-d sighting"])
+def test_a_row_update_object_refuses_is_refused_the_same_way(odd: str) -> None:
+    rng = np.random.default_rng(4)
+    objects = [_obj(k, rng.standard_normal(8) / 3.0, 4) for k in range(1, 6)]
+    sightings = [rng.standard_normal(8) for _ in objects]
+    if odd == "wider mean":
+        objects[2].feature = rng.standard_normal(9)
+    else:
+        sightings[2] = sightings[2].reshape(2, 4)
+    with pytest.raises(ValueError):
+        _update_embedding(copy.deepcopy(objects[2]), sightings[2])
+    with pytest.raises(ValueError):
+        _fold_embeddings(list(zip(objects, sightings, strict=True)))

@@ -48,26 +48,28 @@ def update_object(obj: ObjectState, obs: Observation, camera: bool = False) -> N
 
 def _update_fields(obj: ObjectState, obs: Observation, camera: bool) -> bool:
     """All of :func:`update_object` but the embedding; False if the sighting was held."""
-    if obs.t > obj.last_seen:
-        obj.last_seen = obs.t
-    if obs.weight == 0.0:  # held: seen, but not where it is believed to be
+    t, w = obs.t, obs.weight
+    if t > obj.last_seen:
+        obj.last_seen = t
+    if w == 0.0:  # held: seen, but not where it is believed to be
         c, e = obs.center, obs.size
-        held = (*obj.held, (obs.t, c[0], c[1], c[2], e[0], e[1], e[2], obs.label,
+        held = (*obj.held, (t, c[0], c[1], c[2], e[0], e[1], e[2], obs.label,
                             obs.confidence, obj.n_detections))
         obj.held = held[1:] if len(held) > HELD_MAX else held
         return False
     # the looks that missed it since its last sighting were misses after all (it is here)
-    obj.n_looked_missed += obj.n_missed
-    obj.n_missed = 0
+    if obj.n_missed:
+        obj.n_looked_missed += obj.n_missed
+        obj.n_missed = 0
     obj.absence_s = 0.0
     if camera:
         obj.n_looked_seen += 1
-    # once seen by a camera, belief stays visibility-aware: a scan without one (a dropped
-    # transform) is no evidence either way, not a switch to the time-only model
-    obj.seen_camera = obj.seen_camera or camera
+        # once seen by a camera, belief stays visibility-aware: a scan without one (a
+        # dropped transform) is no evidence either way, not a switch to the time-only model
+        obj.seen_camera = True
     mass = obj.label_mass
-    mass[obs.label] = mass.get(obs.label, 0.0) + obs.confidence
-    w = obs.weight
+    label = obs.label
+    mass[label] = mass.get(label, 0.0) + obs.confidence
     # the estimate's information, in sightings at the reference noise: a jump starts afresh;
     # a step of gain w took information i to i / (1 - w) (a Kalman update, recorded as w)
     info = obj.pos_info if obj.pos_info > 0.0 else float(max(obj.n_detections, 1))
@@ -125,6 +127,7 @@ def replay(state: MemoryState, records: Iterable[Record], lost_after_s: float) -
     objects = state.objects
     batch: list[tuple[ObjectState, np.ndarray]] = []
     waiting: set[int] = set()  # ids of the objects with an embedding in the batch
+    camera = state.camera_commit  # (set by each commit's record)
     for record in records:
         if type(record) is Observation:
             if record.seq >= state.next_seq:
@@ -135,24 +138,28 @@ def replay(state: MemoryState, records: Iterable[Record], lost_after_s: float) -
                 continue
             obj = objects[oid]
             feature = record.feature
-            if feature is not None and state.feature_dim is None:
-                state.feature_dim = int(feature.shape[0])
-            if _update_fields(obj, record, state.camera_commit) and feature is not None:
+            if _update_fields(obj, record, camera) and feature is not None:
+                if state.feature_dim is None:
+                    state.feature_dim = int(feature.shape[0])
                 if oid in waiting:  # its running mean needs the sighting before
                     _fold_embeddings(batch)
                     batch, waiting = [], set()
                 batch.append((obj, feature))
                 waiting.add(oid)
+            elif feature is not None and state.feature_dim is None:
+                state.feature_dim = int(feature.shape[0])
             continue
         if batch and type(record) is not Commit:  # an event may read an embedding
             _fold_embeddings(batch)
             batch, waiting = [], set()
         apply(state, record, lost_after_s)
+        camera = state.camera_commit
     if batch:
         _fold_embeddings(batch)
 
 
 _DOT_CHECKED: dict[int, bool] = {}
+_F64 = np.dtype(np.float64)
 
 
 def _row_dots(a: np.ndarray) -> np.ndarray:
@@ -179,25 +186,36 @@ def _fold_embeddings(batch: list[tuple[ObjectState, np.ndarray]]) -> None:
     and quotient are elementwise, so each row gets exactly the floats its own update gives.
     Each object is left with an array of its own (not a view of the batch's)."""
     width = batch[0][1].shape[0]
-    if any(f.ndim != 1 or f.shape[0] != width or (o.feature is not None and (
-            o.feature.shape != (width,) or o.feature.dtype != np.float64)) for o, f in batch):
+    old = [k for k, (obj, _) in enumerate(batch) if obj.feature is not None]
+    olds = [batch[k][0].feature for k in old]
+    try:  # each f.astype(float64); a ragged batch does not stack
+        x = np.array([f for _, f in batch], dtype=np.float64)
+        prior = np.array(olds) if old else None
+    except ValueError:
+        x = prior = None
+    if (x is None or x.shape != (len(batch), width)
+            or (prior is not None and (prior.shape != (len(old), width)
+                                       or {f.dtype for f in olds} != {_F64}))):
         for obj, feature in batch:  # mixed widths: as update_object does it, one by one
             _update_embedding(obj, feature)
         return
-    x = np.array([f for _, f in batch], dtype=np.float64)  # each f.astype(float64)
     x /= np.sqrt(_row_dots(x))[:, None]
-    old = [k for k, (obj, _) in enumerate(batch) if obj.feature is not None]
     mean = x.copy()
-    if old:
+    if prior is not None:
         n = np.array([batch[k][0].n_features for k in old], dtype=np.float64)[:, None]
-        m = np.array([batch[k][0].feature for k in old]) * n
+        m = prior * n
         m += x[old]
         m /= n + 1.0
         mean[old] = m
-    norms = np.sqrt(_row_dots(mean)).tolist()
-    for k, (obj, _) in enumerate(batch):
-        norm = norms[k]
-        obj.feature = mean[k] / norm if norm > 0 else x[k].copy()
+    norms = np.sqrt(_row_dots(mean))
+    # each row over its own norm (elementwise: the quotients of ``mean[k] / norm``), then a
+    # copy of its own for each object; a zero norm leaves the sighting's own vector
+    zero = ~(norms > 0.0)
+    mean /= np.where(zero, 1.0, norms)[:, None]
+    if zero.any():
+        mean[zero] = x[zero]
+    for (obj, _), row in zip(batch, mean, strict=True):
+        obj.feature = row.copy()
         obj.n_features += 1
 
 

@@ -68,7 +68,8 @@ class RelationConfig:
 
 _INTS = {"promote_after", "revive_after", "doubt_after_misses", "move_confirm_after",
          "promote_after_camera", "delta_confirm_after", "keyframes_kept",
-         "appearance_approximate_above", "lost_min_sightings"}
+         "appearance_approximate_above", "lost_min_sightings", "appearance_unsure_max"}
+_ZERO_OK = {"appearance_unsure_max"}
 _OPTIONAL = {"human_label_weight", "revive_after", "appearance_approximate_above"}
 _NESTED = {"relations": RelationConfig}
 
@@ -117,7 +118,11 @@ class TrackerConfig:
     should not wait for a second look the robot may not take for minutes; above 1: never).
 
     Detections at or above ``new_object_min_confidence`` are matched first; the others
-    (ByteTrack's second pass) only to live objects left unmatched, and never create one.
+    (ByteTrack's second pass) only to live objects left unmatched, and never create one: by
+    place, or, for the ``appearance_unsure_max`` most confident of them with an embedding, by
+    a clear likeness anywhere (the *appearance* tier over live objects; each such search is
+    one product over every object's embedding, about 1 ms at 100k objects of 128-d, so their
+    number a scan is bounded; 0: none).
 
     Position: a constant-position Kalman filter. A sighting's noise is ``position_sigma_m``
     plus ``position_sigma_per_m`` per metre from the camera; the estimate tightens with every
@@ -228,6 +233,7 @@ class TrackerConfig:
     # rows above which the appearance tier takes its candidates from an approximate usearch
     # graph (the vectors extra); None: always exact (see docs/architecture.md, Performance)
     appearance_approximate_above: int | None = None
+    appearance_unsure_max: int = 2
     relations: RelationConfig = field(default_factory=RelationConfig)
 
     def __post_init__(self) -> None:
@@ -241,7 +247,8 @@ class TrackerConfig:
             if f.name in _OPTIONAL and value is None:
                 continue
             if f.name in _INTS:
-                object.__setattr__(self, f.name, check_int(value, f.name, lo=1, hi=1_000_000))
+                object.__setattr__(self, f.name, check_int(
+                    value, f.name, lo=0 if f.name in _ZERO_OK else 1, hi=1_000_000))
             else:
                 object.__setattr__(self, f.name, check_float(value, f.name))
         if self.human_label_weight is not None and self.human_label_weight <= 0:

@@ -9,7 +9,7 @@ import logging
 import numpy as np
 import pytest
 
-from locimem import Camera, Detection, InvalidInput, ObjectMemory
+from locimem import Camera, Detection, InvalidInput, ObjectMemory, TrackerConfig
 from locimem.geometry import look_at
 from locimem.model import EventKind, ObjectStatus
 from locimem.sim.render import render_depth
@@ -332,6 +332,21 @@ def test_an_unsure_detection_that_clearly_looks_like_a_live_thing_elsewhere_is_t
                                               feature=_unit(rng))], bedroom)
         assert nobody.assignments == (None,)
         assert nobody.rejected == {0: "below_new_object_confidence"}
+    config = TrackerConfig(appearance_unsure_max=0)
+    with ObjectMemory.open(config=config) as mem:  # unsure detections never searched for
+        _kitchen_days(mem, mug_e, bowl_e)
+        unsure = mem.observe(30.0, [Detection("vase", 0.4, BEDROOM_MUG, MUG,
+                                              feature=_blend(mug_e, other_e, 0.97))], bedroom)
+        assert unsure.assignments == (None,)
+        assert mem.get(1).center == pytest.approx(KITCHEN_MUG, abs=0.01)
+    with ObjectMemory.open(config=TrackerConfig(appearance_unsure_max=1)) as mem:
+        _kitchen_days(mem, mug_e, bowl_e)  # the mug is 1, the bowl 2
+        far = [Detection("vase", 0.3, (2.0, 6.5, 0.8), MUG, feature=bowl_e),
+               Detection("vase", 0.45, BEDROOM_MUG, MUG, feature=mug_e)]
+        # only the more confident unsure detection is searched for
+        assert mem.observe(30.0, far, bedroom).assignments == (None, 1)
+    with pytest.raises(InvalidInput, match="appearance_unsure_max"):
+        TrackerConfig(appearance_unsure_max=-1)
     with ObjectMemory.open() as mem:  # lost: the unsure sighting does not bring it back
         _kitchen_days(mem, mug_e, bowl_e)
         for k in range(8, 30):

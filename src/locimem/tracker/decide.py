@@ -128,8 +128,10 @@ def decide(
     if unmatched:
         match.update(assoc.by_appearance(unmatched, exclude={m[0] for m in match.values()}))
     # an unsure detection whose embedding clearly picks out a live object anywhere refreshes
-    # it too (it may not create one): a bottle carried off, first seen at 0.4 as a "vase"
-    weak = [i for i in low if i not in match and detections[i].feature is not None]
+    # it too (it may not create one): a bottle carried off, first seen at 0.4 as a "vase" —
+    # the most confident few (each search reads every object's embedding)
+    weak = sorted((i for i in low if i not in match and detections[i].feature is not None),
+                  key=lambda i: (-detections[i].confidence, i))[:config.appearance_unsure_max]
     if weak:
         match.update(assoc.by_appearance(weak, exclude={m[0] for m in match.values()},
                                          allow_lost=False))

@@ -252,14 +252,18 @@ class _Associator:
             if f is None or f.shape[0] != dim:
                 continue
             # only what can be the best, or close enough to it to matter
-            best_oid, best, second = best_two(features, f, need - 2.0 * config.feature_margin,
-                                              eligible)
+            floor = need - config.feature_margin
+            best_oid, best, second = best_two(features, f, floor, eligible)
             if best_oid is None:
                 continue
             obj = objects[best_oid]
             # a label the object was never seen under (a detector's confusion) asks for twice
-            # the margin: the embedding alone must set it apart
+            # the margin: the embedding alone must set it apart (its runner-up may then lie
+            # below the search's floor: searched again, lower, only then)
             strange = det.label not in obj.label_mass and det.label != obj.label
+            if strange and second < floor:
+                best_oid, best, second = best_two(
+                    features, f, need - 2.0 * config.feature_margin, eligible)
             margin = config.feature_margin * (2.0 if strange else 1.0)
             if best < need or best - second < margin or best_oid in taken:
                 continue

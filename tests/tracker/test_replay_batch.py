@@ -19,6 +19,17 @@ def _obj(oid: int, feature: np.ndarray | None, n: int) -> ObjectState:
                        n_features=n)
 
 
+def _same_as_one_by_one(objects: list[ObjectState], sightings: list[np.ndarray]) -> None:
+    one = copy.deepcopy(objects)
+    for obj, f in zip(one, sightings, strict=True):
+        _update_embedding(obj, f)
+    _fold_embeddings(list(zip(objects, sightings, strict=True)))
+    for a, b in zip(objects, one, strict=True):
+        assert a.n_features == b.n_features
+        assert a.feature.dtype == b.feature.dtype and a.feature.tobytes() == b.feature.tobytes()
+        assert a.feature.flags.owndata  # not a view that would keep the batch alive
+
+
 @pytest.mark.parametrize("width", [3, 8, 32, 33, 512])
 def test_folding_a_batch_equals_folding_one_by_one(width: int) -> None:
     rng = np.random.default_rng(width)
@@ -35,14 +46,7 @@ def test_folding_a_batch_equals_folding_one_by_one(width: int) -> None:
         np.float32 if k % 3 else np.float64) for k in range(len(objects))]
     sightings[5] = -objects[5].feature.astype(np.float32) if objects[5].feature is not None \
         else sightings[5]  # a mean that nearly cancels
-    one = copy.deepcopy(objects)
-    for obj, f in zip(one, sightings, strict=True):
-        _update_embedding(obj, f)
-    _fold_embeddings(list(zip(objects, sightings, strict=True)))
-    for a, b in zip(objects, one, strict=True):
-        assert a.n_features == b.n_features
-        assert a.feature.dtype == b.feature.dtype and a.feature.tobytes() == b.feature.tobytes()
-        assert a.feature.flags.owndata  # not a view that would keep the batch alive
+    _same_as_one_by_one(objects, sightings)
 
 
 def test_mixed_widths_fall_back_to_one_by_one() -> None:
@@ -61,17 +65,6 @@ def test_row_dots_are_each_rows_dot() -> None:
     for width in (1, 7, 32, 100):
         a = rng.standard_normal((300, width))
         assert _row_dots(a).tobytes() == np.array([x.dot(x) for x in a]).tobytes()
-
-
-def _same_as_one_by_one(objects: list[ObjectState], sightings: list[np.ndarray]) -> None:
-    one = copy.deepcopy(objects)
-    for obj, f in zip(one, sightings, strict=True):
-        _update_embedding(obj, f)
-    _fold_embeddings(list(zip(objects, sightings, strict=True)))
-    for a, b in zip(objects, one, strict=True):
-        assert a.n_features == b.n_features
-        assert a.feature.dtype == b.feature.dtype and a.feature.tobytes() == b.feature.tobytes()
-        assert a.feature.flags.owndata
 
 
 def test_a_mean_that_cancels_exactly_keeps_the_sighting() -> None:

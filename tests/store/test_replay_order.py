@@ -102,7 +102,7 @@ def test_replay_order_is_the_merge_on_a_log_in_order(event_page: int,
 
 
 def test_replay_order_decodes_an_observation_as_observation_from_row() -> None:
-    """The observation decode ``replay_order`` inlines gives the record
+    """``replay_order``'s default observation decode gives the record
     ``observation_from_row`` gives — embeddings (one width, another, empty, none),
     orientations, rejections and keys included — its embedding float32 and read-only."""
     rng = np.random.default_rng(0)

@@ -193,7 +193,8 @@ def replay_order(commit_rows: Iterable[Sequence[Any]],
     replay order: by ``(commit id, commit first, seq)``, an observation before an event on a
     tie — the order a ``heapq.merge`` of the three on that key gives, one comparison or two a
     record instead of a key tuple and a heap step. ``observation`` decodes an observation row
-    (default: this codec's, inlined; a backend with other column types passes its own).
+    (default: this codec's :func:`observation_from_row`; a backend with other column types
+    passes its own).
 
     Each row is decoded as it comes (not a page ahead: a replay then applies a record while
     its row is still in the cache, and its objects' memory is reused by the next). Once an
@@ -201,8 +202,7 @@ def replay_order(commit_rows: Iterable[Sequence[Any]],
     stay before the next commit and the next event — the bounds read once, not per row.
     Events are decoded :data:`EVENT_PAGE` at a time (:func:`events_from_rows`: their JSON
     parsed as one array), each yielded when its turn comes."""
-    decode = observation
-    frombuffer, f32, loads, new = _frombuffer, _F32, json.loads, Observation
+    decode = observation or observation_from_row
     commits, observations = iter(commit_rows), iter(observation_rows)
     events = _event_pages(event_rows)
     c, o, e = next(commits, None), next(observations, None), next(events, None)
@@ -217,13 +217,7 @@ def replay_order(commit_rows: Iterable[Sequence[Any]],
             c_id = MAX_ID if c is None else c[0]
             e_commit, e_seq = (MAX_ID, MAX_ID) if e is None else (e.commit, e.seq)
             while True:
-                if decode is not None:
-                    yield decode(o)
-                else:  # observation_from_row, inlined
-                    yield new(o[0], o[1], o[3], o[4], o[6], o[7], (o[8], o[9], o[10]),
-                              (o[11], o[12], o[13]), o[5], o[15], o[14], o[16], o[17],
-                              None if o[18] is None else tuple(loads(o[18])),
-                              None if o[19] is None else frombuffer(o[19], f32), o[20])
+                yield decode(o)
                 o = next(observations, None)
                 if o is None:
                     break

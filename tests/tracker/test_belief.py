@@ -358,6 +358,28 @@ def test_an_unsure_detection_that_clearly_looks_like_a_live_thing_elsewhere_is_t
         assert back.assignments == (None,) and mem.get(1).status is ObjectStatus.LOST
 
 
+def test_a_thing_known_by_its_looks_moves_though_another_of_its_label_stands_nearer() -> None:
+    """The kitchen mug, carried unseen to the bedroom, is set down 40 cm from the bedroom's
+    own mug (which looks nothing like it). Its sighting is the kitchen mug's by its embedding,
+    and it moves there at once — the nearer bedroom mug is no rival to a sighting its own
+    embedding did not pick out (it is not held as an outlier waiting for more)."""
+    rng = np.random.default_rng(14)
+    mug_e, other_e = _unit(rng), _unit(rng)
+    spot = (BEDROOM_MUG[0], BEDROOM_MUG[1] + 0.4, BEDROOM_MUG[2])
+    bedroom = _bedroom_camera([(BEDROOM_MUG, MUG), (spot, MUG)])
+    with ObjectMemory.open() as mem:
+        _kitchen_days(mem, mug_e)
+        for k in range(10, 14):  # the bedroom's own mug
+            mem.observe(float(k), [Detection("mug", 0.9, BEDROOM_MUG, MUG, feature=other_e)],
+                        _bedroom_camera([(BEDROOM_MUG, MUG)]))
+        seen = mem.observe(30.0, [Detection("mug", 0.9, BEDROOM_MUG, MUG, feature=other_e),
+                                  Detection("mug", 0.9, spot, MUG,
+                                            feature=_blend(mug_e, other_e, 0.97))], bedroom)
+        assert seen.assignments == (2, 1)
+        assert np.allclose(mem.get(1).center, spot, atol=0.01)
+        assert [e.object_id for e in seen.events if e.kind is EventKind.MOVED] == [1]
+
+
 def test_a_new_identity_that_settles_looking_like_an_unseen_one_is_that_one_moved() -> None:
     """The bedroom mug's first sighting goes to a new identity: called a vase, a label never
     seen on the kitchen mug, and its likeness (0.93) not clear of the kitchen bowl's (0.78)

@@ -20,6 +20,7 @@ from locimem.scene.relations import (
     near,
     next_to,
     on,
+    pair_relations,
     under,
 )
 
@@ -253,6 +254,28 @@ HEIGHT = st.floats(0.0, 1.2).map(lambda v: round(v, 2))
 SIZE = st.floats(0.0, 1.2).map(lambda v: round(v, 2))
 OP = st.tuples(st.integers(0, 11), st.booleans(), COORD, COORD, HEIGHT, SIZE, SIZE, SIZE,
                LEVEL_ROLE)
+
+
+BOX = st.tuples(COORD, COORD, HEIGHT, SIZE, SIZE, SIZE, LEVEL_ROLE).map(
+    lambda v: Box((v[0], v[1], v[2] + v[5] / 2), v[3:6], *v[6]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(BOX, BOX, st.sampled_from([CFG, RelationConfig(on_min_overlap=1e-9,
+                                                      under_min_overlap=1e-9,
+                                                      in_min_fraction=1e-9)]))
+def test_pair_relations_are_the_predicates(a: Box, b: Box, config: RelationConfig) -> None:
+    """Every predicate, both ways, as pair_relations reports them (it skips the directed
+    ones for footprints apart: boxes touching, flat and on a 1 cm grid test that edge)."""
+    expected = {}
+    for name, pred in (("on", on), ("under", under), ("in", in_)):
+        for (i, x), (j, y) in (((1, a), (2, b)), ((2, b), (1, a))):
+            if (c := pred(x, y, config)) > 0.0:
+                expected[(i, name, j)] = c
+    for name, pred in (("next_to", next_to), ("near", near)):
+        if (c := pred(a, b, config)) > 0.0:
+            expected[(1, name, 2)] = c
+    assert pair_relations(1, a, 2, b, config) == expected
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

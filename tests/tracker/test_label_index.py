@@ -1,6 +1,7 @@
-"""The state's label index — each label's objects, those missed or lost, and their order of
-first sighting — is kept exactly as a rebuild from the objects makes it, through a day with
-moves across rooms, misses, losses, merges and relabels."""
+"""The state's label index — each label's objects, the promoted ones missed or lost in their
+order of last sighting, and their order of first sighting — is kept exactly as a rebuild from the
+objects makes it, through a day with moves across rooms, misses, losses, merges and
+relabels."""
 
 from __future__ import annotations
 
@@ -14,14 +15,15 @@ from locimem.tracker.state import MemoryState
 def _derived(state: MemoryState) -> tuple[dict, dict, dict]:
     """The index as the objects define it (labels with no object left are not compared)."""
     by_label: dict[str, set[int]] = {}
-    absent: dict[str, set[int]] = {}
+    absent: dict[str, list[tuple[float, int]]] = {}
     born: dict[str, list[tuple[float, int]]] = {}
     for o in state.objects.values():
         by_label.setdefault(o.label, set()).add(o.id)
         born.setdefault(o.label, []).append((o.first_seen, o.id))
-        if o.lost or o.n_missed:
-            absent.setdefault(o.label, set()).add(o.id)
-    return by_label, absent, {label: sorted(b) for label, b in born.items()}
+        if o.promoted and (o.lost or o.n_missed):
+            absent.setdefault(o.label, []).append((o.last_seen, o.id))
+    return (by_label, {label: sorted(a) for label, a in absent.items()},
+            {label: sorted(b) for label, b in born.items()})
 
 
 def _index(state: MemoryState) -> tuple[dict, dict, dict]:
@@ -42,6 +44,9 @@ def test_the_live_label_index_is_the_one_the_objects_define(name: str) -> None:
         assert _index(state) == _derived(state)
         assert any(state._absent.values())  # the day did miss and lose things
         assert _index(mem.rebuild_from_log()) == _index(state)
+        for label, absent in _derived(state)[1].items():
+            for t in (absent[0][0], absent[len(absent) // 2][0], absent[-1][0] + 1.0):
+                assert state.absent_with_label(label, t) == [oid for s, oid in absent if s < t]
         for label, born in _derived(state)[2].items():
             for t in (-1.0, born[len(born) // 2][0], born[-1][0]):
                 assert state.first_seen_after(label, t) == [oid for f, oid in born if f > t]

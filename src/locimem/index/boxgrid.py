@@ -113,10 +113,11 @@ class BoxGrid:
     def overlapping(self, lo: Sequence[float], hi: Sequence[float]) -> list[Hashable]:
         """Keys whose boxes overlap ``[lo, hi]`` (closed boxes: touching counts), in no
         particular order."""
-        dims, boxes = self.dims, self._boxes
+        boxes, flat = self._boxes, self.dims == 2
         out = []
-        for key in self.candidates(lo, hi):
+        for key in self.candidates(lo, hi):  # spelled out: asked at every settling
             blo, bhi = boxes[key]
-            if all(blo[i] <= hi[i] and lo[i] <= bhi[i] for i in range(dims)):
+            if (blo[0] <= hi[0] and lo[0] <= bhi[0] and blo[1] <= hi[1] and lo[1] <= bhi[1]
+                    and (flat or (blo[2] <= hi[2] and lo[2] <= bhi[2]))):
                 out.append(key)
         return out

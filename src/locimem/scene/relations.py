@@ -249,13 +249,17 @@ def pair_relations(ida: int, a: Box, idb: int, b: Box, config: RelationConfig
     """Every relation between two objects, keyed ``(subject, relation, object)``: directed
     relations both ways, symmetric ones once with the smaller id as subject."""
     out: dict[Key, float] = {}
-    for name, pred in _DIRECTED:
-        c = pred(a, b, config)
-        if c > 0.0:
-            out[(ida, name, idb)] = c
-        c = pred(b, a, config)
-        if c > 0.0:
-            out[(idb, name, ida)] = c
+    alo, ahi, blo, bhi = a.lo, a.hi, b.lo, b.hi
+    # the directed relations all need the footprints to meet (a share of one over the other,
+    # or a flat side's centre within the other's range): apart in x or y, none holds
+    if not (ahi[0] < blo[0] or bhi[0] < alo[0] or ahi[1] < blo[1] or bhi[1] < alo[1]):
+        for name, pred in _DIRECTED:
+            c = pred(a, b, config)
+            if c > 0.0:
+                out[(ida, name, idb)] = c
+            c = pred(b, a, config)
+            if c > 0.0:
+                out[(idb, name, ida)] = c
     lo, hi = (ida, idb) if ida < idb else (idb, ida)
     c = next_to(a, b, config)
     if c > 0.0:
@@ -607,6 +611,12 @@ class RelationIndex:
         box = Box(center, size, level, role)
         if t is not None:
             t = check_float(t, "t")
+        return self.update_box(oid, box, t)
+
+    def update_box(self, oid: int, box: Box, t: float | None = None) -> list[RelationChange]:
+        """:meth:`update` with a box already made (``Box.trusted`` from a state's checked
+        values: the tracker re-indexes objects by the thousand) and ``oid``, ``t`` already
+        checked."""
         new: dict[Key, float] = {}
         self._boxes[oid] = box
         if box.level == "room":

@@ -73,8 +73,9 @@ class SceneState:
         """(Re)index an object at its settled box."""
         if self.deferred:
             return
-        changes = self.relations.update(obj.id, obj.place, obj.place_size, level_of(obj),
-                                        role_of(obj))
+        # the box from the state's own values, checked when they were recorded (as on open)
+        changes = self.relations.update_box(
+            obj.id, Box.trusted(obj.place, obj.place_size, level_of(obj), role_of(obj)))
         self.pending.extend(c for c in changes if c.kind != "changed")
 
     def remove(self, object_id: int) -> None:

@@ -22,7 +22,7 @@ time — never the memory, nor a label's every object.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from locimem.config import TrackerConfig
 from locimem.model import ObjectState
@@ -51,24 +51,37 @@ def _unaccounted(obj: ObjectState, t: float, config: TrackerConfig, lost_now: se
 def _fits(old: ObjectState, new: ObjectState, config: TrackerConfig) -> bool:
     """One object could have been both: promoted (the new one settled: not a single glimpse
     whose box is still a guess), same label, the new one first seen after the old one was
-    last seen, never seen together, farther apart than the tight radius."""
-    return (old.id != new.id and old.promoted and settled(new, config)
-            and old.label == new.label
-            and new.first_seen > old.last_seen
+    last seen, never seen together, farther apart than the tight radius. (The cheap tests
+    first: a label's absent objects are many in a busy memory.)"""
+    return (new.first_seen > old.last_seen and old.id != new.id and old.label == new.label
+            and old.promoted and settled(new, config)
             and new.id not in old.together and old.id not in new.together
             and math.dist(old.place, new.center) > config.tight_radius_m)
 
 
-def _pick(one: ObjectState, others: list[ObjectState], config: TrackerConfig
+def _pick(one: ObjectState, others: Iterable[ObjectState], config: TrackerConfig
           ) -> ObjectState | None:
-    """The only candidate, or the one embeddings clearly pick out among several."""
-    if len(others) == 1:
-        return others[0]
-    scored = sorted(((_cosine(one.feature, o.feature), o.id, o) for o in others
-                     if _cosine(one.feature, o.feature) is not None),
-                    key=lambda s: (-s[0], s[1]))  # type: ignore[operator]
-    if len(scored) != len(others) or not scored:
-        return None
+    """The only candidate, or the one embeddings clearly pick out among several (each of
+    them comparable with ``one``'s). Reads ``others`` only as far as the answer needs: a
+    second candidate that embeddings cannot tell from the first ends it."""
+    first: ObjectState | None = None
+    scored: list[tuple[float, int, ObjectState]] = []
+    for o in others:
+        if first is None:
+            first = o
+            continue
+        if not scored:  # a second candidate: the first must be comparable too
+            c = _cosine(one.feature, first.feature)
+            if c is None:
+                return None
+            scored.append((c, first.id, first))
+        c = _cosine(one.feature, o.feature)
+        if c is None:
+            return None
+        scored.append((c, o.id, o))
+    if not scored:
+        return first
+    scored.sort(key=lambda s: (-s[0], s[1]))
     best, second = scored[0][0], scored[1][0]
     if best >= config.feature_match_min and best - second >= config.feature_margin:
         return scored[0][2]
@@ -115,25 +128,34 @@ def relocations(state: MemoryState, config: TrackerConfig, t: float,
     for o in after.values():
         if o.id not in dead:
             sighted.setdefault(o.label, []).append(o)
-    missing = [current(oid) for oid in (*lost_now, *doubted_now)
-               if oid not in dead and oid in state.objects]
+    # those doubted or lost by this scan that the index does not file as absent yet (the
+    # index files only promoted objects: nothing else can be the old self of a move)
+    missing: dict[str, list[ObjectState]] = {}
+    for oid in (*lost_now, *doubted_now):
+        if oid not in dead and oid in state.objects:
+            o = current(oid)
+            if o.promoted and o.n_missed == 0 and not o.lost:
+                missing.setdefault(o.label, []).append(o)
 
-    def absent(label: str) -> list[ObjectState]:
+    def absent(label: str, seen_before: float) -> Iterator[ObjectState]:
         """Those that could be unaccounted for: missed since their last sighting, lost, or
-        doubted or lost in this scan."""
+        doubted or lost in this scan — of those last seen before ``seen_before`` at least
+        (read lazily: :func:`_pick` may stop early)."""
         objects = state.objects
-        found = [objects[oid] for oid in state.absent_with_label(label)
-                 if oid not in after and oid not in dead]
-        return found + [o for o in missing if o.label == label and o.n_missed == 0
-                        and not o.lost]
+        for oid in state.absent_with_label(label, seen_before):
+            if oid not in after and oid not in dead:
+                yield objects[oid]
+        yield from missing.get(label, ())
 
-    def newer_than(old: ObjectState) -> list[ObjectState]:
+    def newer_than(old: ObjectState) -> Iterator[ObjectState]:
         # a new identity is first seen after the old one was last seen
         objects = state.objects
-        found = [objects[oid] for oid in state.first_seen_after(old.label, old.last_seen)
-                 if oid not in after and oid not in dead]
-        return found + [o for o in sighted.get(old.label, ())
-                        if o.first_seen > old.last_seen]
+        for oid in state.first_seen_after(old.label, old.last_seen):
+            if oid not in after and oid not in dead:
+                yield objects[oid]
+        for o in sighted.get(old.label, ()):
+            if o.first_seen > old.last_seen:
+                yield o
 
     pairs: list[tuple[int, int]] = []
     used: set[int] = set()
@@ -141,9 +163,9 @@ def relocations(state: MemoryState, config: TrackerConfig, t: float,
         if nid in dead:
             continue
         new = current(nid)
-        olds = [o for o in absent(new.label) if _fits(o, new, config)
-                and _unaccounted(o, t, config, lost_now, doubted_now)]
-        old = _pick(new, olds, config) if olds else None
+        olds = (o for o in absent(new.label, new.first_seen) if _fits(o, new, config)
+                and _unaccounted(o, t, config, lost_now, doubted_now))
+        old = _pick(new, olds, config)
         if old is None:  # its place not yet found empty: recognised by its looks alone
             oid = _recognised(new, state, config, dead)
             seen = state.objects.get(oid) if oid is not None and oid not in after else None
@@ -152,7 +174,7 @@ def relocations(state: MemoryState, config: TrackerConfig, t: float,
                 old = seen
         if old is None or old.id in used:
             continue
-        news = [o for o in newer_than(old) if _fits(old, o, config) and not o.lost]
+        news = (o for o in newer_than(old) if _fits(old, o, config) and not o.lost)
         if _pick(old, news, config) is new:
             pairs.append((old.id, nid))
             used.update((old.id, nid))
@@ -160,13 +182,15 @@ def relocations(state: MemoryState, config: TrackerConfig, t: float,
         if oid in dead or oid in used or oid not in state.objects:
             continue
         old = state.objects[oid]
-        news = [o for o in newer_than(old)
-                if o.id not in used and not o.lost and _fits(old, o, config)]
-        new = _pick(old, news, config) if news else None
+        if not old.promoted:  # a tentative that was missed: no old self of anything
+            continue
+        news = (o for o in newer_than(old)
+                if o.id not in used and not o.lost and _fits(old, o, config))
+        new = _pick(old, news, config)
         if new is None:
             continue
-        olds = [o for o in absent(new.label) if o.id not in used
-                and _fits(o, new, config) and _unaccounted(o, t, config, lost_now, doubted_now)]
+        olds = (o for o in absent(new.label, new.first_seen) if o.id not in used
+                and _fits(o, new, config) and _unaccounted(o, t, config, lost_now, doubted_now))
         if _pick(new, olds, config) is old:
             pairs.append((oid, new.id))
             used.update((oid, new.id))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import math
 from typing import Any
 
 from locimem.evidence.keyframes import Keyframe
@@ -55,11 +56,12 @@ class MemoryState:
         # deltas by (kind, evidence identity) and by ("object", prior object): delta ids
         self.delta_index: dict[tuple[Any, int], list[int]] = {}
         # objects by voted label (an index, like the grid): label -> ids, and id -> label;
-        # per label, the ids missed since their last sighting or lost, and (first seen, id)
-        # in order (with the key each id is filed under)
+        # per label, the promoted ids missed since their last sighting or lost as (last seen,
+        # id), and (first seen, id), in order (with the key each id is filed under)
         self._by_label: dict[str, set[int]] = {}
         self._label_of: dict[int, str] = {}
-        self._absent: dict[str, set[int]] = {}
+        self._absent: dict[str, list[tuple[float, int]]] = {}
+        self._absent_key: dict[int, tuple[float, int]] = {}
         self._born: dict[str, list[tuple[float, int]]] = {}
         self._born_key: dict[int, tuple[float, int]] = {}
         # whether the commit being applied came with a camera (set by apply at each commit)
@@ -132,29 +134,46 @@ class MemoryState:
         self.note_absence(obj)
 
     def note_absence(self, obj: ObjectState) -> None:
-        """Keep the object among its label's absent ones while it is missed or lost."""
+        """Keep the object among its label's absent ones while it is promoted and missed or
+        lost, filed under its last sighting (see :meth:`absent_with_label`)."""
         if self.indexes_deferred:
             return
-        if obj.lost or obj.n_missed:
-            self._absent.setdefault(obj.label, set()).add(obj.id)
-        else:
-            absent = self._absent.get(obj.label)
-            if absent is not None:
-                absent.discard(obj.id)
+        oid = obj.id
+        key = self._absent_key.get(oid)
+        if obj.promoted and (obj.lost or obj.n_missed):
+            if key is None or key[0] != obj.last_seen:
+                if key is not None:
+                    self._unfile_absent(oid, obj.label)
+                key = self._absent_key[oid] = (obj.last_seen, oid)
+                bisect.insort(self._absent.setdefault(obj.label, []), key)
+        elif key is not None:
+            self._unfile_absent(oid, obj.label)
+
+    def _unfile_absent(self, oid: int, label: str) -> None:
+        key = self._absent_key.pop(oid, None)
+        if key is not None:
+            keys = self._absent[label]
+            del keys[bisect.bisect_left(keys, key)]
 
     def _unfile(self, oid: int, label: str) -> None:
         self._by_label[label].discard(oid)
-        self._absent.get(label, set()).discard(oid)
+        self._unfile_absent(oid, label)
         self._born[label].remove(self._born_key.pop(oid))
 
     def with_label(self, label: str) -> set[int]:
         """Ids of the objects whose voted label is ``label`` (a view: do not change it)."""
         return self._by_label.get(label, set())
 
-    def absent_with_label(self, label: str) -> set[int]:
-        """Ids of the objects with voted label ``label`` that looks have missed since their
-        last sighting, or that are lost (a view: do not change it)."""
-        return self._absent.get(label, set())
+    def absent_with_label(self, label: str, seen_before: float = math.inf) -> list[int]:
+        """Ids of the promoted objects with voted label ``label`` that looks have missed since
+        their last sighting, or that are lost (the candidates for a move nobody watched), in
+        the order of their last sighting — those last seen before ``seen_before`` at least
+        (an object's key is its last sighting when it was filed, and sightings only move
+        later: a few seen since may come too; check ``last_seen``)."""
+        keys = self._absent.get(label)
+        if not keys:
+            return []
+        return [oid for _, oid in keys[:bisect.bisect_left(keys, (seen_before,))]]
 
     def first_seen_after(self, label: str, t: float) -> list[int]:
         """Ids of the objects with voted label ``label`` first seen after ``t``, oldest
@@ -206,17 +225,20 @@ class MemoryState:
             else:
                 ids.add(o.id)
         self._by_label = by_label
-        absent: dict[str, set[int]] = {}
+        absent: dict[str, list[tuple[float, int]]] = {}
+        absent_key: dict[int, tuple[float, int]] = {}
         born: dict[str, list[tuple[float, int]]] = {}
         born_key: dict[int, tuple[float, int]] = {}
         for o in placed:
             key = born_key[o.id] = (o.first_seen, o.id)
             born.setdefault(o.label, []).append(key)
-            if o.lost or o.n_missed:
-                absent.setdefault(o.label, set()).add(o.id)
-        for keys in born.values():
+            if o.promoted and (o.lost or o.n_missed):
+                key = absent_key[o.id] = (o.last_seen, o.id)
+                absent.setdefault(o.label, []).append(key)
+        for keys in (*born.values(), *absent.values()):
             keys.sort()
-        self._absent, self._born, self._born_key = absent, born, born_key
+        self._absent, self._absent_key = absent, absent_key
+        self._born, self._born_key = born, born_key
         self.tomb_grid = SpatialGrid.built(
             cell_m, [(oid, tomb.obj.center) for oid, tomb in self.tombstones.items()])
         self.delta_index = {}
@@ -297,7 +319,7 @@ class MemoryState:
 
 
 _LAZY = frozenset({"grid", "features", "tomb_grid", "delta_index", "_by_label", "_label_of",
-                   "_absent", "_born", "_born_key", "_loss_queue"})
+                   "_absent", "_absent_key", "_born", "_born_key", "_loss_queue"})
 """The indexes :meth:`MemoryState.rebuild_indexes` leaves to build on first need."""
 
 

@@ -25,8 +25,13 @@ def test_overlapping_matches_brute_force(dims: int) -> None:
             grid.remove(key)
             del boxes[key]
             continue
-        lo = [rng.uniform(-10, 10) for _ in range(dims)]
-        hi = [x + rng.choice([0.0, rng.uniform(0, 1), rng.uniform(0, 12)]) for x in lo]
+        if key in boxes and rng.random() < 0.4:  # nudged: mostly the same cells, or not
+            lo = [x + rng.uniform(-0.05, 0.05) for x in boxes[key][0]]
+            hi = [max(a, x + rng.uniform(-0.05, 0.05))
+                  for a, x in zip(lo, boxes[key][1], strict=True)]
+        else:
+            lo = [rng.uniform(-10, 10) for _ in range(dims)]
+            hi = [x + rng.choice([0.0, rng.uniform(0, 1), rng.uniform(0, 12)]) for x in lo]
         grid.set(key, lo, hi)
         boxes[key] = (tuple(lo), tuple(hi))
         if step % 10 == 0:
@@ -37,6 +42,14 @@ def test_overlapping_matches_brute_force(dims: int) -> None:
             assert set(expected) <= grid.candidates(qlo, qhi)
     assert len(grid) == len(boxes)
     assert all(grid.box(k) == boxes[k] for k in boxes)
+    # every key is filed in exactly the cells its box covers (or overflows), and no others
+    filed: dict = {}
+    for cell, keys in grid._cells.items():
+        for k in keys:
+            filed.setdefault(k, set()).add(cell)
+    for k, (lo, hi) in boxes.items():
+        cells = set(grid._cells_of(lo, hi)) if k not in grid._overflow else set()
+        assert filed.get(k, set()) == cells
 
 
 def test_huge_boxes_overflow_instead_of_filling_cells() -> None:

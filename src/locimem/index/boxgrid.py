@@ -69,7 +69,11 @@ class BoxGrid:
         """Insert ``key`` with the box ``[lo, hi]`` (first ``dims`` coordinates), or move it."""
         lo_t = tuple(float(x) for x in lo[: self.dims])
         hi_t = tuple(float(x) for x in hi[: self.dims])
-        if key in self._boxes:
+        old = self._boxes.get(key)
+        if old is not None:
+            if key not in self._overflow and self._range(*old) == self._range(lo_t, hi_t):
+                self._boxes[key] = (lo_t, hi_t)  # the same cells: only the box moved
+                return
             self.remove(key)
         self._boxes[key] = (lo_t, hi_t)
         if self._span(lo_t, hi_t) > self.max_cells:

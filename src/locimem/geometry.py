@@ -62,6 +62,7 @@ __all__ = [
     "quaternion_wxyz_from_matrix",
     "rotation_matrix_from_wxyz",
     "to_camera_frame",
+    "view_box",
     "visibility",
 ]
 
@@ -148,6 +149,28 @@ def to_camera_frame(camera: Camera, points_map: Any) -> np.ndarray:
 def _tan_half(camera: Camera) -> tuple[float, float]:
     return (math.tan(math.radians(camera.fov_deg) / 2.0),
             math.tan(math.radians(camera.vfov_deg) / 2.0))
+
+
+def view_box(camera: Camera) -> tuple[tuple[float, float, float], tuple[float, float, float]]:
+    """The axis-aligned box (map frame, metres) around the camera's view: the pyramid from its
+    position to the rectangle its fields of view span at ``range_m``, padded by a micrometre —
+    every point :func:`in_view` admits lies in it (and every box :func:`place_looks` judges
+    in view has its centre there).
+
+    >>> lo, hi = view_box(look_at((0, 0, 1), (1, 0, 1), fov_deg=90.0, vfov_deg=90.0,
+    ...                           range_m=2.0))
+    >>> [round(v, 3) for v in lo], [round(v, 3) for v in hi]
+    ([-0.0, -2.0, -1.0], [2.0, 2.0, 3.0])
+    """
+    tan_h, tan_v = _tan_half(camera)
+    r = camera.range_m
+    corners = np.array([[r, sy * r * tan_h, sz * r * tan_v] for sy in (-1, 1) for sz in (-1, 1)])
+    rot = rotation_matrix_from_wxyz(camera.quaternion)
+    pts = np.vstack([corners @ rot.T + np.asarray(camera.position), [camera.position]])
+    pad = 1e-6 * (1.0 + r + float(np.abs(pts).max()))
+    lo, hi = pts.min(axis=0) - pad, pts.max(axis=0) + pad
+    return ((float(lo[0]), float(lo[1]), float(lo[2])),
+            (float(hi[0]), float(hi[1]), float(hi[2])))
 
 
 def in_view(camera: Camera, points_map: Any) -> np.ndarray:

@@ -89,6 +89,11 @@ def _check(grid: SpatialGrid, points: dict[int, Vec3], queries: list[Vec3],
             assert grid.within_box(lo, hi) == brute_box(points, lo, hi), (lo, hi)
             # an inverted box holds nothing unless it is flat in that axis
             assert grid.within_box(p, q) == brute_box(points, p, q), (p, q)
+            for r in radii:  # a camera's range and the box around its view
+                for box in ((lo, hi), (p, q)):
+                    inside = set(brute_box(points, *box))
+                    assert grid.near_in_box(p, r, *box) == sorted(
+                        k for _, k in brute_near(points, p, r) if k in inside), (p, r, box)
         for k in ks:
             for name, accept in ACCEPTS.items():
                 assert grid.nearest(p, k, accept) == brute_nearest(points, p, k, accept), (

@@ -17,11 +17,13 @@ from locimem.geometry import (
     look_at,
     pixel_index,
     pixel_rays,
+    place_looks,
     place_states,
     project,
     quaternion_wxyz_from_matrix,
     rotation_matrix_from_wxyz,
     to_camera_frame,
+    view_box,
     visibility,
 )
 
@@ -292,3 +294,32 @@ def test_a_book_on_a_shelf_above_the_camera_is_hidden_by_the_shelf(shape):
         looks = place_looks(camera, [book_c], [book_s])
         assert Place(int(looks.states[0])) is expect, (shape, eye)
         assert bool(looks.visible[0] < 0.5) is (expect is Place.OCCLUDED)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_view_box_holds_everything_in_view(seed: int) -> None:
+    """Any pose, fields of view and range: every point in view, and the centre of every box
+    judged in view, lies inside ``view_box`` — what the miss check's candidates are read from
+    (so reading them from it loses none)."""
+    rng = np.random.default_rng(seed)
+    q = rng.normal(size=4)
+    camera = Camera(tuple(rng.uniform(-5, 5, 3)), tuple(q / np.linalg.norm(q)),
+                    float(rng.uniform(20, 170)), float(rng.uniform(0.5, 9)),
+                    float(rng.uniform(20, 170)))
+    lo, hi = view_box(camera)
+    points = camera.position + rng.uniform(-1, 1, (4000, 3)) * camera.range_m * 1.5
+    inside = np.all((points >= lo) & (points <= hi), axis=1)
+    seen = in_view(camera, points)
+    assert seen.any() and not (seen & ~inside).any()
+    if camera.fov_deg <= 120 and camera.vfov_deg <= 120:  # and leaves what is behind out
+        assert (~inside).any()
+    looks = place_looks(camera, points, np.full((len(points), 3), 0.05))
+    assert not ((looks.states != Place.OUT_OF_VIEW) & ~inside).any()
+    # the view's own corners at full range lie on the box's faces, not outside
+    tan_h = math.tan(math.radians(camera.fov_deg) / 2)
+    tan_v = math.tan(math.radians(camera.vfov_deg) / 2)
+    rot = rotation_matrix_from_wxyz(camera.quaternion)
+    corners = np.array([[camera.range_m, sy * camera.range_m * tan_h,
+                         sz * camera.range_m * tan_v] for sy in (-1, 1) for sz in (-1, 1)])
+    mapped = corners @ rot.T + np.asarray(camera.position)
+    assert np.all((mapped >= lo) & (mapped <= hi))

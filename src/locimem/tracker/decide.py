@@ -23,7 +23,14 @@ from typing import Any
 import numpy as np
 
 from locimem.config import TrackerConfig
-from locimem.geometry import LOOKED, Place, PlaceLooks, place_looks, to_camera_frame
+from locimem.geometry import (
+    LOOKED,
+    Place,
+    PlaceLooks,
+    place_looks,
+    to_camera_frame,
+    view_box,
+)
 from locimem.model import (
     Camera,
     Commit,
@@ -383,9 +390,12 @@ class _PlaceCheck:
         camera = self.camera
         assert camera is not None
         objects = self.state.objects
-        candidates = sorted(oid for _, oid in self.state.grid.near(camera.position,
-                                                                   camera.range_m)
-                            if oid not in exclude and not objects[oid].lost)
+        # within range and around the view (a box in view has its centre inside it): an 8 m
+        # sphere holds about four times what a 90-degree view does
+        lo, hi = view_box(camera)
+        candidates = [oid for oid in self.state.grid.near_in_box(camera.position,
+                                                                 camera.range_m, lo, hi)
+                      if oid not in exclude and not objects[oid].lost]
         if not candidates:
             return []
         looks = self._looks(candidates)

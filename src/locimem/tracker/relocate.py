@@ -15,8 +15,9 @@ Checked when a new identity is settled — promoted, and seen as often as a prom
 one's: :func:`_recognised`, the old place not yet looked at) — and when an old identity is
 doubted or lost (its new self already settled). Pure: reads the state and the
 objects as this scan leaves them, returns pairs. Candidates come from the state's label index:
-the objects of a label missed since their last sighting or lost, and those first seen after a
-time — never the memory, nor a label's every object.
+the promoted objects of a label missed since their last sighting or lost, last seen before a
+time, and those first seen after a time — never the memory, nor a label's every object — and
+are read only until the answer is known (a second candidate embeddings cannot tell apart).
 """
 
 from __future__ import annotations

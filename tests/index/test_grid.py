@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import math
 import random
 from collections.abc import Callable
@@ -196,3 +197,20 @@ def test_large_queries_over_a_wide_map_walk_blocks_and_match_brute_force(
         del points[key]
     queries = [points[k] for k in (1, 2)] + [(0.0, 0.0, 1.0)]
     _check(grid, points, queries, radii, [3])
+
+
+def test_the_tables_stay_tracked_by_the_garbage_collector() -> None:
+    """A full collection untracks an exact dict whose keys and values are all untracked (the
+    grid's: ints and tuples of numbers), and the next insert of a fresh tuple tracks it
+    again as a young object, walked whole by the next young collection (8-16 ms at 100,000
+    objects). The grid's tables never leave the collector, so they age once and stay old."""
+    grid = SpatialGrid(1.0)
+    for key in range(200):
+        grid.set(key, (float(key % 20), float(key // 20), 0.5))
+    plain = {key: grid.position(key) for key in range(200)}
+    gc.collect()
+    gc.collect()
+    assert not gc.is_tracked(plain)  # what would happen to an exact dict
+    assert gc.is_tracked(grid._points) and gc.is_tracked(grid._cells)
+    grid.set(500, (3.5, 3.5, 0.5))
+    assert sorted(k for _, k in grid.near((3.5, 3.5, 0.5), 0.1)) == [500]

@@ -26,6 +26,18 @@ BLOCK = 8  # cells a side of a block (a query spanning more than BLOCK_CELLS wal
 BLOCK_CELLS = 64
 
 
+class _Table(dict):  # type: ignore[type-arg]
+    """A dict the cyclic garbage collector never untracks (it untracks only exact dicts).
+
+    The grid's two tables hold a tuple per object or cell. A full collection finds every
+    tuple untracked (numbers only) and so untracks the table; the next insert of a fresh
+    tuple tracks it again, as a young object, and the next young collection walks all of
+    it — 8–16 ms at 100,000 objects, now and then on a scan. Tracked for good, a table
+    ages into the oldest generation once and is walked by full collections alone."""
+
+    __slots__ = ()
+
+
 class SpatialGrid:
     """Points keyed by an integer id, bucketed in cubic cells of ``cell_m`` metres."""
 
@@ -36,9 +48,9 @@ class SpatialGrid:
             raise ValueError(f"cell_m must be > 0, got {cell_m}")
         self.cell_m = float(cell_m)
         self._inv = 1.0 / self.cell_m
-        self._cells: dict[Cell, tuple[int, ...]] = {}  # cell -> its keys, sorted
+        self._cells: dict[Cell, tuple[int, ...]] = _Table()  # cell -> its keys, sorted
         self._blocks: dict[Cell, set[Cell]] = {}  # block -> its occupied cells
-        self._points: dict[int, Vec3] = {}
+        self._points: dict[int, Vec3] = _Table()
 
     def __len__(self) -> int:
         return len(self._points)

@@ -238,6 +238,37 @@ def test_the_log_is_checkpointed_beside_the_writer_and_stays_bounded(
         assert again.store.conn.execute("SELECT count(*) FROM commits").fetchone() == (300,)
 
 
+def test_the_thread_is_woken_again_only_a_step_past_its_last_copy(store_path: Path) -> None:
+    """Past the limit the log seldom restarts behind the thread (the writer commits again while
+    it copies), so waking it at every commit there made a checkpoint of a few frames per
+    commit. Past the limit, the thread is woken once; then again only once the log has grown
+    more than a ``STEP``-th of the limit past what it last copied; a restarted log starts
+    over."""
+    from locimem.store.sqlite.checkpointer import STEP
+
+    memory = ObjectMemory.open(store_path, scope="s", durable=False)
+    ck = memory.store._checkpointer
+    writer = memory.store.conn
+    ck.close()  # no thread to take the wake: what committed() decides stays visible
+    size = [0]
+    ck.frames = lambda: size[0]  # type: ignore[method-assign]
+    step = ck.limit // STEP
+
+    def woken(frames: int) -> bool:
+        ck._wake.clear()
+        size[0] = frames
+        ck.committed(writer)
+        return ck._wake.is_set()
+
+    assert not woken(ck.limit) and woken(ck.limit + 1)
+    ck._copied = ck.limit + 1  # the thread copied all it saw
+    assert not woken(ck.limit + 1 + step) and woken(ck.limit + 2 + step)
+    assert not woken(10) and ck._copied == 0  # the log restarted
+    assert woken(ck.limit + 1)
+    assert ck.inline == 0
+    memory.close()
+
+
 def test_a_read_only_or_in_memory_store_runs_no_checkpointer(store_path: Path) -> None:
     with ObjectMemory.open(store_path, scope="s") as memory:
         pairs(memory, "cup", 0.0)

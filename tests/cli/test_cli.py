@@ -95,3 +95,16 @@ def test_bench_runs_small(capsys):
     rows = [line for line in out.splitlines() if line.startswith("| 60 |")]
     assert [row.split("|")[2].strip() for row in rows] == [
         "durable", "fast", "fast + camera", "fast + 128-d embeddings (18 seen, 2 new)"]
+    days = [line.split("|") for line in out.splitlines()
+            if line.startswith(("| clutter |", "| removals |", "| moves_across_rooms |"))]
+    assert [d[1].strip() for d in days] == ["clutter", "removals", "moves_across_rooms"]
+    # every scan of each day timed, with its coarse depth image
+    assert [(d[2].strip(), d[5].strip()) for d in days] == [
+        ("162", "24x32"), ("369", "24x32"), ("303", "24x32")]
+
+
+def test_a_simulated_day_that_restarts_is_refused():
+    from locimem.bench.ingest import bench_day
+
+    with pytest.raises(ValueError, match="'kitchen_day' restarts the process"):
+        bench_day("kitchen_day")

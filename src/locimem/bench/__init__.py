@@ -8,13 +8,16 @@ import resource
 from collections.abc import Sequence
 from typing import TextIO
 
-from locimem.bench.ingest import bench_ingest, bench_open
+from locimem.bench.ingest import bench_day, bench_ingest, bench_open
+
+DAYS = ("clutter", "removals", "moves_across_rooms")
+"""The simulated days ``run_ingest_suite`` times after its table (no process restarts)."""
 
 
 def run_ingest_suite(sizes: Sequence[int], scans: int, open_observations: int,
                      out: TextIO) -> None:
-    """Print the ingest table (both durability modes, a camera, 128-d embeddings) and the
-    open-time figures."""
+    """Print the ingest table (both durability modes, a camera, 128-d embeddings), the
+    simulated days' (:data:`DAYS`) and the open-time figures."""
     out.write(f"# locimem ingest benchmark ({platform.python_implementation()} "
               f"{platform.python_version()}, {platform.machine()})\n\n")
     out.write("| objects held | mode | det/scan | det/s | median ms/scan | p99 ms/scan "
@@ -40,6 +43,18 @@ def run_ingest_suite(sizes: Sequence[int], scans: int, open_observations: int,
                       f"{f.cpu_p99_ms:.2f} | {f.floor_median_ms:.2f} | {f.ratio:.2f}x | {rss} | "
                       f"{peak:,.0f} |\n")
             out.flush()
+    out.write("\nA robot's day, simulated (the quality benchmark's scenarios: a camera with a "
+              "coarse depth image, detections with embeddings, flicker and false positives), "
+              "fast mode:\n\n| scenario | scans | det/scan | objects held | depth | median ms/scan "
+              "| p99 ms/scan | CPU median ms | raw append floor ms | ratio |\n"
+              "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|\n")
+    for name in DAYS:
+        d = bench_day(name)
+        depth = "none" if d.depth_shape is None else f"{d.depth_shape[0]}x{d.depth_shape[1]}"
+        out.write(f"| {d.scenario} | {d.scans} | {d.detections_per_scan:.1f} | {d.objects} | "
+                  f"{depth} | {d.median_ms:.2f} | {d.p99_ms:.2f} | {d.cpu_median_ms:.2f} | "
+                  f"{d.floor_median_ms:.2f} | {d.ratio:.2f}x |\n")
+        out.flush()
     if open_observations > 0:
         o = bench_open(open_observations)
         out.write(f"\nOpen a store of {o.n_observations:,} observations / {o.n_objects:,} "

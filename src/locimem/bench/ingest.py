@@ -169,6 +169,64 @@ def bench_ingest(n_objects: int, *, scans: int = 300, per_scan: int = 30, durabl
     )
 
 
+@dataclass(frozen=True)
+class DayFigures:
+    """A simulated robot's day played through a file-backed memory: what its scans cost."""
+
+    scenario: str
+    scans: int
+    detections_per_scan: float  # mean
+    objects: int  # identities the memory holds at the end
+    depth_shape: tuple[int, int] | None
+    median_ms: float
+    p99_ms: float
+    cpu_median_ms: float
+    cpu_p99_ms: float
+    floor_median_ms: float
+    ratio: float
+
+
+def bench_day(name: str, *, seed: int | None = None, durable: bool = False,
+              workdir: Path | None = None) -> DayFigures:
+    """Time every scan of the quality benchmark's scenario ``name`` (its camera poses, depth
+    images, detections with embeddings, label flicker and false positives: what a robot
+    walking a flat streams) through a memory on a file, beside the raw append of the rows each
+    scan wrote. Scenarios that restart the process are refused (a reopen is no scan)."""
+    from locimem.sim.scenarios import build
+
+    scenario = build(name, seed)
+    if any(frame.restart for frame in scenario.frames):
+        raise ValueError(f"scenario {name!r} restarts the process; pick one that does not")
+    times: list[float] = []
+    cpu: list[float] = []
+    with tempfile.TemporaryDirectory(dir=workdir) as tmp:
+        path, floor_path = Path(tmp) / "day.loci", Path(tmp) / "floor.loci"
+        ObjectMemory.open(path, durable=durable).close()  # the empty store, for the floor
+        shutil.copyfile(path, floor_path)
+        with ObjectMemory.open(path, durable=durable) as mem:
+            first_commit = mem.store.counters()[2]
+            for frame in progress(scenario.frames, label=f"  playing {name}"):
+                detections = list(frame.detections)
+                c0, t0 = time.process_time(), time.perf_counter()
+                mem.observe(frame.t, detections, camera=frame.camera)
+                times.append(time.perf_counter() - t0)
+                cpu.append(time.process_time() - c0)
+            objects = len(mem.state.objects)
+        floor = _floor(path, floor_path, first_commit, durable)
+    times.sort()
+    cpu.sort()
+    median, floor_median = statistics.median(times), statistics.median(floor)
+    camera = scenario.frames[0].camera
+    depth = None if camera is None or camera.depth is None else camera.depth.shape[:2]
+    return DayFigures(
+        scenario=name, scans=len(times),
+        detections_per_scan=statistics.fmean(len(f.detections) for f in scenario.frames),
+        objects=objects, depth_shape=depth, median_ms=median * 1e3,
+        p99_ms=_p99(times) * 1e3, cpu_median_ms=statistics.median(cpu) * 1e3,
+        cpu_p99_ms=_p99(cpu) * 1e3, floor_median_ms=floor_median * 1e3,
+        ratio=median / floor_median)
+
+
 _RSS_PROBE = """
 import sys
 from locimem.config import TrackerConfig

@@ -105,7 +105,8 @@ def _demo(path: Path, out: TextIO) -> tuple[int, Any]:
 # -- bench -------------------------------------------------------------------------------------
 def parser_bench(sub: Sub) -> None:
     p = sub.add_parser("bench", help="benchmarks: ingest (default: 1k and 10k objects, 30 "
-                       "detections a scan, beside the raw SQLite append floor, and open time) "
+                       "detections a scan, beside the raw SQLite append floor; three simulated "
+                       "robot days; open time) "
                        "or retention (log bytes per object-hour with and without compaction) "
                        "or quality (simulated days with ground truth, beside a naive baseline) "
                        "or queries (query latency at 1k, 10k and 100k objects) "

@@ -227,7 +227,8 @@ class SpatialGrid:
     def near_in_box(self, p: Vec3, radius: float, lo: Vec3, hi: Vec3) -> list[int]:
         """Keys of the points within ``radius`` of ``p`` (as :meth:`near` finds them) that
         also lie inside the box [lo, hi] (inclusive), sorted: what a camera's range and the
-        box around its view hold, found by walking only the cells of both."""
+        box around its view hold — :meth:`within_box` of the box cut down to the (padded)
+        sphere's, then the distance test."""
         r = radius
         pad = r + 1e-9 * (1.0 + r + abs(p[0]) + abs(p[1]) + abs(p[2]))
         box_lo = (max(lo[0], p[0] - pad), max(lo[1], p[1] - pad), max(lo[2], p[2] - pad))
@@ -235,15 +236,7 @@ class SpatialGrid:
         if box_lo[0] > box_hi[0] or box_lo[1] > box_hi[1] or box_lo[2] > box_hi[2]:
             return []
         points, dist = self._points, math.dist
-        out = []
-        for bucket in self._cells_in_box(box_lo, box_hi):
-            for key in bucket:
-                q = points[key]
-                if (lo[0] <= q[0] <= hi[0] and lo[1] <= q[1] <= hi[1] and lo[2] <= q[2] <= hi[2]
-                        and dist(q, p) <= r):
-                    out.append(key)
-        out.sort()
-        return out
+        return [key for key in self.within_box(box_lo, box_hi) if dist(points[key], p) <= r]
 
     def nearest(
         self, p: Vec3, k: int, accept: Callable[[int], bool] | None = None

@@ -418,7 +418,10 @@ def _apply_event(state: MemoryState, ev: Event, lost_after_s: float) -> None:
         obj.promoted = True
         if "to" in data:  # the settled box, refined from the averaged sightings
             _settle(obj, data, ev.t)
-        state.note_absence(obj)  # the label index files only promoted objects as absent
+        # the label index files only promoted objects as absent; nothing is absent when it
+        # is promoted today (a sighting or a new object comes with it), but that rule
+        # should not rest on who emits PROMOTED
+        state.note_absence(obj)
         _reindex(state, obj)
     elif kind is EventKind.LABEL_CHANGED:
         obj.label = data["to"]

@@ -15,8 +15,9 @@ log has grown a :data:`STEP`-th of that past what it last copied. The log seldom
 the thread (a restart needs the writer to begin a transaction with every frame copied, and
 the writer commits again while the thread copies), so it stays past the limit; waking the
 thread at every commit there made a checkpoint of a few frames per commit, and each wake a
-hand-off of the interpreter's lock between the two threads: 0.2-0.3 ms of a 1.2 ms scan
-without a camera, and 0.3 ms of CPU. The log's length is read where
+hand-off of the interpreter's lock between the two threads: 0.1-0.2 ms of a 1.3-1.5 ms scan
+without a camera, and 0.3-0.45 ms of CPU (side by side, 10k objects). The log's length is
+read where
 SQLite keeps it, the ``mxFrame`` field of the wal-index header (``STORE-shm``, offset 16,
 native byte order: https://www.sqlite.org/walformat.html), half a microsecond a commit — not
 from the log file's size, which stays at its high-water mark when SQLite restarts the log

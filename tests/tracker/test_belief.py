@@ -468,6 +468,59 @@ def test_a_mug_carried_to_another_room_is_one_object_that_moved(bedroom_first) -
         assert mem.snapshot() == mem.rebuild_from_log().snapshot()
 
 
+@pytest.mark.parametrize("bedroom_first", [False, True])
+@pytest.mark.parametrize("looks", ["alike", "different"])
+def test_a_lone_candidate_that_looks_different_is_another_thing_not_the_one_moved(
+        looks, bedroom_first) -> None:
+    """The kitchen mug is taken away and a mug is seen in the bedroom, each with an
+    embedding: the only candidate on either side, but one moved mug only if they look
+    alike. A mug that clearly looks different (cosine 0.5) is another mug: the kitchen one
+    is LOST at its place, the bedroom one keeps an id of its own, and nothing is merged or
+    moved (a removal is not turned into a move onto another thing)."""
+    rng = np.random.default_rng(7)
+    kitchen_look = rng.standard_normal(16)
+    kitchen_look /= np.linalg.norm(kitchen_look)
+    other = rng.standard_normal(16)
+    other -= other.dot(kitchen_look) * kitchen_look
+    other /= np.linalg.norm(other)
+    bedroom_look = (kitchen_look + 0.02 * other if looks == "alike"
+                    else 0.5 * kitchen_look + np.sqrt(0.75) * other)
+    assert round(float(bedroom_look.dot(kitchen_look) / np.linalg.norm(bedroom_look)), 2) == (
+        1.0 if looks == "alike" else 0.5)
+    kitchen_there = _camera(KITCHEN_MUG, [(KITCHEN_MUG, MUG)])
+    kitchen_empty = _camera(KITCHEN_MUG, [])
+    bedroom = _bedroom_camera([(BEDROOM_MUG, MUG)])
+    with ObjectMemory.open() as mem:
+        for k in range(8):
+            mem.observe(float(k), [Detection("mug", 0.9, KITCHEN_MUG, MUG,
+                                             feature=kitchen_look)], kitchen_there)
+        t = 20.0
+        order = [("kitchen", 8), ("bedroom", 6)]
+        for room, n in (order[::-1] if bedroom_first else order):
+            for _ in range(n):
+                if room == "kitchen":
+                    mem.observe(t, [], kitchen_empty)
+                else:
+                    mem.observe(t, [Detection("mug", 0.9, BEDROOM_MUG, MUG,
+                                              feature=bedroom_look)], bedroom)
+                t += 1.0
+        mugs = {o.id: o for o in mem.objects(status=None) if o.label == "mug"}
+        if looks == "alike":
+            assert list(mugs) == [1]  # one mug (a merge or its looks alone): it moved
+            assert np.allclose(mugs[1].center, BEDROOM_MUG, atol=0.01)
+            (moved,) = [e for e in mem.history(1)
+                        if getattr(e, "kind", None) is EventKind.MOVED]
+            assert np.allclose(moved.data["to"], BEDROOM_MUG, atol=0.01)
+        else:
+            assert sorted(mugs) == [1, 2]
+            assert mugs[1].status is ObjectStatus.LOST
+            assert np.allclose(mugs[1].center, KITCHEN_MUG, atol=0.01)
+            assert mugs[2].status is ObjectStatus.CONFIRMED
+            assert np.allclose(mugs[2].center, BEDROOM_MUG, atol=0.01)
+            assert mem.events(kind=["MERGED", "MOVED"]) == []
+        assert mem.snapshot() == mem.rebuild_from_log().snapshot()
+
+
 def test_two_mugs_gone_and_one_appearing_is_not_guessed() -> None:
     """Two kitchen mugs found gone, one mug appears in the bedroom: which one moved is not
     known (no embeddings), so nothing is merged."""

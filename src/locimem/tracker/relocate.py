@@ -5,7 +5,8 @@ place is looked at and found empty (the old identity is doubted, then lost), and
 its label appears somewhere else (a new identity). When the two stories fit one object — same
 voted label, the new one first seen after the old one was last seen, never seen together, far
 apart — and no other candidate of that label is unaccounted for (embeddings, when both sides
-have them, pick among several), they are one object that moved. The tracker then writes a
+have them, pick among several, and rule out a lone candidate that clearly looks different),
+they are one object that moved. The tracker then writes a
 ``MERGED`` (the old identity absorbs the new one and takes its place: one id, both histories)
 and a ``MOVED`` from the old place to the new, so ``where_was``, ``changes_since`` and "what
 moved today" tell the story.
@@ -62,9 +63,11 @@ def _fits(old: ObjectState, new: ObjectState, config: TrackerConfig) -> bool:
 
 def _pick(one: ObjectState, others: Iterable[ObjectState], config: TrackerConfig
           ) -> ObjectState | None:
-    """The only candidate, or the one embeddings clearly pick out among several (each of
-    them comparable with ``one``'s). Reads ``others`` only as far as the answer needs: a
-    second candidate that embeddings cannot tell from the first ends it."""
+    """The only candidate — unless both have embeddings and they clearly differ (cosine
+    below ``feature_match_min``: another thing of that label, not this one moved) — or the
+    one embeddings clearly pick out among several (each of them comparable with ``one``'s).
+    Reads ``others`` only as far as the answer needs: a second candidate that embeddings
+    cannot tell from the first ends it."""
     first: ObjectState | None = None
     scored: list[tuple[float, int, ObjectState]] = []
     for o in others:
@@ -81,6 +84,10 @@ def _pick(one: ObjectState, others: Iterable[ObjectState], config: TrackerConfig
             return None
         scored.append((c, o.id, o))
     if not scored:
+        if first is not None:
+            c = _cosine(one.feature, first.feature)
+            if c is not None and c < config.feature_match_min:
+                return None
         return first
     scored.sort(key=lambda s: (-s[0], s[1]))
     best, second = scored[0][0], scored[1][0]

@@ -154,13 +154,14 @@ class TrackerConfig:
     tolerance of ``depth_noise_m + depth_noise_per_m * range`` (``see_through_m``: how far
     beyond its middle a surface must be for the place to read empty). A sighting restores
     existence — read as 1 until the next miss — to log-odds of ``evidence_per_sighting`` per
-    sighting so far, up to ``existence_max``. Published (``confirmed``) when promoted and
-    confidence >= ``publish_min``; ``lost`` once ``exp(-A / tau_s)`` falls below ``lost_below``
-    (out-of-view time alone never loses an object) — except that a promoted object the camera
-    has seen in fewer than ``lost_min_sightings`` scans is only doubted by looks that missed
-    it, unless one saw its place through (its box, from so few sightings, may not be where
-    it stands, so a look "at" it may not have been). Every object that is not lost is
-    matchable, and a lost one stays re-acquirable for the window. A tentative object that
+    sighting so far (times the sightings' mean confidence over ``promote_confidence``, at most
+    1: unsure sightings are less evidence), up to ``existence_max``. Published (``confirmed``)
+    when promoted and confidence >= ``publish_min``; ``lost`` once ``exp(-A / tau_s)`` falls
+    below ``lost_below`` (out-of-view time alone never loses an object) — except that a promoted
+    object the camera has seen in fewer than ``lost_min_sightings`` scans is only doubted by
+    looks that missed it, unless one saw its place through (its box, from so few sightings, may
+    not be where it stands, so a look "at" it may not have been). Every object that is not lost
+    is matchable, and a lost one stays re-acquirable for the window. A tentative object that
     would be lost is ``EXPIRED`` instead.
 
     Duplicates: two live identities with the same voted label whose boxes overlap by at least

@@ -97,6 +97,30 @@ def test_a_place_seen_through_is_evidence_of_its_own() -> None:
     assert (_looks_to_lose(empty), _looks_to_lose(occupied)) == (3, 5)
 
 
+@pytest.mark.parametrize(("confidences", "withdrawn", "lost"), [
+    ((0.56, 0.41, 0.39, 0.34, 0.49), 4, 5),  # a detector unsure five times: a persistent FP
+    ((0.9,) * 5, 5, 6),
+])
+def test_unsure_sightings_are_less_evidence_of_existence(confidences, withdrawn, lost) -> None:
+    """Five sightings with a camera are not all worth the same: a thing the detector was
+    40-55 % sure of (a persistent false positive on clutter) is believed less than one it was
+    90 % sure of, so the same looks that missed it withdraw it (doubted) and lose it one look
+    sooner. Its place shows a surface either way (only the detector says it is gone)."""
+    center, size = (2.0, 0.3, 0.80), (0.1, 0.1, 0.1)
+    camera = _camera(center, [(center, size)])
+    with ObjectMemory.open() as mem:
+        for k, confidence in enumerate(confidences):
+            mem.observe(float(k), [Detection("plant", confidence, center, size)], camera)
+        assert [o.id for o in mem.tracked()] == [1]
+        statuses = []
+        for k in range(1, 8):
+            mem.observe(4.0 + k, [], camera)
+            statuses.append(mem.get(1).status)
+        assert statuses.index(ObjectStatus.DOUBTED) + 1 == withdrawn
+        assert statuses.index(ObjectStatus.LOST) + 1 == lost
+        assert mem.tracked() == []
+
+
 def test_a_first_sighting_from_afar_is_worth_what_its_noise_says() -> None:
     """A new object's position estimate starts with the information of its first sighting
     (noise 2 cm + 1 cm per metre of range): 3 m away, (2 / 5)^2 of a reference sighting, so

@@ -124,19 +124,30 @@ def absence_credit(obj: ObjectState, p: float, config: TrackerConfig,
 def existence_cap(obj: ObjectState, config: TrackerConfig) -> float:
     """The existence a sighting restores: its log-odds grow by ``evidence_per_sighting`` with
     each sighting in a scan with a camera, up to ``existence_max`` — a thing seen three times
-    is not as certain as one seen three hundred times. (Read as 1 until the first miss.) An
-    object never seen by a camera — a prior-map entry — is believed at ``existence_max``.
+    is not as certain as one seen three hundred times — scaled by how sure the detector was:
+    its sightings' mean confidence over ``promote_confidence``, at most 1 (five sightings
+    40-55 % sure, a detector's persistent false positive on clutter, are worth about three
+    sure ones). (Read as 1 until the first miss.) An object never seen by a camera — a
+    prior-map entry — is believed at ``existence_max``.
 
     >>> from locimem.tracker.state import ObjectState
     >>> cup = ObjectState(1, "cup", (0, 0, 0), (0.1, 0.1, 0.1), (0, 0, 0), 0.0, 0.0)
     >>> config = TrackerConfig()
     >>> [round(existence_cap(cup, config), 4) for cup.n_looked_seen in (1, 2, 3, 4, 50)]
     [0.9241, 0.9933, 0.9994, 0.9999, 0.9999]
+    >>> cup.n_looked_seen = cup.n_detections = 4
+    >>> cup.label_mass = {"cup": 4 * 0.35}      # half as sure as a sure detection
+    >>> round(existence_cap(cup, config), 4)    # as two sure sightings
+    0.9933
     """
     if obj.n_looked_seen == 0:  # never seen by a camera: a prior-map entry, believed whole
         return config.existence_max
     cap = math.log(config.existence_max / (1.0 - config.existence_max))
-    logit = min(cap, config.evidence_per_sighting * obj.n_looked_seen)
+    sure = 1.0
+    if obj.n_detections > 0:
+        mean_confidence = sum(obj.label_mass.values()) / obj.n_detections
+        sure = min(1.0, mean_confidence / config.promote_confidence)
+    logit = min(cap, config.evidence_per_sighting * obj.n_looked_seen * sure)
     return 1.0 / (1.0 + math.exp(-logit))
 
 

@@ -139,6 +139,37 @@ def test_a_first_sighting_from_afar_is_worth_what_its_noise_says() -> None:
         assert mem.snapshot() == mem.rebuild_from_log().snapshot()
 
 
+
+def test_the_settled_place_follows_the_estimate_as_it_tightens() -> None:
+    """Relations read the settled box. A mug first seen 7 cm too high (its bottom 7 cm above
+    the desk, farther than ``on_gap_m``) settles there; the sightings after it are right, and
+    the estimate comes down, but a box settled from the first sightings would keep the mug
+    off the desk for good. At twice the count a promotion takes the place re-settles on the
+    estimate (``SETTLED``), and the mug is on the desk; at four times it settles again only
+    if the estimate moved a centimetre since."""
+    desk = Detection("desk", 0.9, (1.0, 1.0, 0.375), (1.2, 0.8, 0.75))  # top at 0.75
+    size = (0.08, 0.08, 0.1)
+
+    def mug(z: float) -> Detection:
+        return Detection("mug", 0.9, (0.9, 1.0, z), size)
+
+    with ObjectMemory.open() as mem:
+        for k in range(6):  # promoted at the sixth (no camera): settled 7 cm high
+            mem.observe(float(k), [desk, mug(0.87)])
+        assert mem.query("what is on the desk").text.endswith("nothing that I know of.")
+        for k in range(6, 11):
+            mem.observe(float(k), [desk, mug(0.80)])  # where it is
+        assert mem.events(kind="SETTLED") == []
+        assert mem.query("what is on the desk").text.endswith("nothing that I know of.")
+        mem.observe(11.0, [desk, mug(0.80)])  # the twelfth sighting: 2 x 6 (no camera)
+        (settled_event,) = mem.events(kind="SETTLED")
+        assert settled_event.object_id == 2 and settled_event.data["n_detections"] == 12
+        assert settled_event.data["from"][2] == pytest.approx(0.87)
+        assert settled_event.data["to"][2] == pytest.approx(mem.get(2).center[2])
+        assert 0.80 < mem.get(2).center[2] < 0.84
+        assert mem.query("what is on the desk").text == "On the desk (#1): mug (#2)."
+        assert mem.snapshot() == mem.rebuild_from_log().snapshot()
+
 def test_a_scan_without_a_camera_leaves_camera_tracked_objects_unchanged() -> None:
     cup_c, cup_s = (2.0, -0.2, 0.80), (0.1, 0.1, 0.1)
     camera = _camera(cup_c, [(cup_c, cup_s)])

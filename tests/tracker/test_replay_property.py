@@ -163,6 +163,7 @@ def test_the_generator_reaches_every_lifecycle_event() -> None:
             (40.0, EventKind.LOST, 1),
             (40.0, EventKind.APPEARED, 2),
             (50.0, EventKind.REACQUIRED, 1),
+            (50.0, EventKind.SETTLED, 1),  # its second sighting: twice what promotes it
             (100.0, EventKind.LOST, 1),
             (100.0, EventKind.LOST, 2),
             (200.0, EventKind.REACQUIRED, 1),

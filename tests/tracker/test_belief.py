@@ -523,6 +523,30 @@ def test_a_mug_carried_to_another_room_is_one_object_that_moved(bedroom_first) -
         assert mem.snapshot() == mem.rebuild_from_log().snapshot()
 
 
+def test_a_move_nobody_watched_changed_things_when_it_was_first_seen_at_its_new_place() -> None:
+    """The mug is seen in the bedroom from t=20; its kitchen place is found empty at t=26-33,
+    and only then is the move told (MERGED, MOVED). What changed since t=10: the mug moved.
+    Since t=23 — after it was already seen in the bedroom — nothing about the mug: the move
+    had happened by t=20, whatever scan told it."""
+    kitchen_there = _camera(KITCHEN_MUG, [(KITCHEN_MUG, MUG)])
+    kitchen_empty = _camera(KITCHEN_MUG, [])
+    bedroom = _bedroom_camera([(BEDROOM_MUG, MUG)])
+    with ObjectMemory.open() as mem:
+        for k in range(8):
+            mem.observe(float(k), [Detection("mug", 0.9, KITCHEN_MUG, MUG)], kitchen_there)
+        for k in range(20, 26):
+            mem.observe(float(k), [Detection("mug", 0.9, BEDROOM_MUG, MUG)], bedroom)
+        for k in range(26, 34):
+            mem.observe(float(k), [], kitchen_empty)
+        (moved,) = mem.events(kind="MOVED")
+        assert moved.t > 25.0 and moved.data["seen_there_since"] == 20.0
+        # since t=10: a mug appeared in the bedroom (#2, absorbed since), and #1 moved
+        assert [(c.object_id, c.changes) for c in mem.changes_since(10.0)] == [
+            (2, ("appeared", "confirmed")), (1, ("lost", "moved"))]
+        assert mem.changes_since(23.0) == []
+        assert "mug" not in mem.answer("what changed since t=23?").text
+        assert mem.changes_since(moved.t) == []  # not even from the scan that told it
+
 @pytest.mark.parametrize("bedroom_first", [False, True])
 @pytest.mark.parametrize("looks", ["alike", "different"])
 def test_a_lone_candidate_that_looks_different_is_another_thing_not_the_one_moved(

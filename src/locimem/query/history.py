@@ -25,7 +25,7 @@ from locimem.model import (
     RejectionKey,
     Tombstone,
 )
-from locimem.query.temporal import ObjectChanges, group_changes
+from locimem.query.temporal import ObjectChanges, group_changes, without_moves_before
 
 if TYPE_CHECKING:
     from locimem.query.reader import MemoryReader
@@ -44,9 +44,13 @@ class HistoryQueries(ReaderBase):
 
     def changes_since(self, t: float) -> list[ObjectChanges]:
         """What changed since valid time ``t``, grouped by object: appeared, moved, relabelled,
-        lost, reacquired, corrected (and relation changes), in order of first change."""
+        lost, reacquired, corrected (and relation changes), in order of first change. A move
+        nobody watched is told when its old place is found empty, but it had happened by the
+        time the thing was first seen at its new place (``seen_there_since``): one seen there
+        before ``t`` did not change since ``t``, so that commit's events about it (the merge,
+        the move, its relations) are left out."""
         since = check_time(t, "t")
-        return group_changes(self.events(since=since))
+        return group_changes(without_moves_before(self.events(since=since), since))
 
     def where_was(self, label_or_id: str | int, t: float) -> RecallResult:
         """Where something was at valid time ``t``: an object id, or a name as in

@@ -37,6 +37,19 @@ class ObjectChanges:
         return f"#{self.object_id} {self.label}: {', '.join(words)}"
 
 
+def without_moves_before(events: list[Event], t: float) -> list[Event]:
+    """``events`` (since ``t``) without the moves nobody watched that had happened before
+    ``t`` — a relocated ``MOVED`` whose thing was already seen at its new place then
+    (``seen_there_since < t``) — and the other events of that object in the same commit
+    (the ``MERGED`` that told it, the relations it changed)."""
+    early = {(ev.commit, ev.object_id) for ev in events
+             if ev.kind is EventKind.MOVED and ev.data.get("relocated")
+             and ev.data.get("seen_there_since", t) < t}
+    if not early:
+        return events
+    return [ev for ev in events if (ev.commit, ev.object_id) not in early]
+
+
 def group_changes(events: Iterable[Event]) -> list[ObjectChanges]:
     """Group events by object (ordered by each object's first change). Relation changes are
     folded in as "now on the counter" / "no longer on the table"."""

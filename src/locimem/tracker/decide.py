@@ -295,7 +295,9 @@ def _frame_warnings(camera: Camera | None, detections: Sequence[Detection]) -> t
 def _relocate(out: RecordWriter, state: MemoryState, after: dict[int, ObjectState],
               old_id: int, new_id: int) -> None:
     """``old_id`` moved where ``new_id`` is: it absorbs the new identity (MERGED, taking its
-    place) and the move is recorded (MOVED from its old place)."""
+    place) and the move is recorded (MOVED from its old place, with ``seen_there_since``: the
+    new identity's first sighting, by when the move had happened — this scan only tells
+    it)."""
     old = after.get(old_id) or state.objects[old_id]
     new = after.get(new_id) or state.objects[new_id]
     mass, label = _merged_vote(old, new)
@@ -307,7 +309,7 @@ def _relocate(out: RecordWriter, state: MemoryState, after: dict[int, ObjectStat
         "distance_m": distance, "to": list(new.center), "relocated": True})
     out.event(EventKind.MOVED, old_id, label, {
         "from": list(old.place), "to": list(new.center), "distance_m": distance,
-        "size": list(new.size), "relocated": True})
+        "size": list(new.size), "relocated": True, "seen_there_since": new.first_seen})
 
 
 def _doubted(obj: ObjectState, config: TrackerConfig, misses: int = 0,

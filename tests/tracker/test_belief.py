@@ -548,12 +548,13 @@ def test_a_move_nobody_watched_changed_things_when_it_was_first_seen_at_its_new_
         assert mem.changes_since(moved.t) == []  # not even from the scan that told it
 
 @pytest.mark.parametrize("bedroom_first", [False, True])
-@pytest.mark.parametrize("looks", ["alike", "different"])
+@pytest.mark.parametrize("looks", ["alike", "different", "same class"])
 def test_a_lone_candidate_that_looks_different_is_another_thing_not_the_one_moved(
         looks, bedroom_first) -> None:
     """The kitchen mug is taken away and a mug is seen in the bedroom, each with an
     embedding: the only candidate on either side, but one moved mug only if they look
-    alike. A mug that clearly looks different (cosine 0.5) is another mug: the kitchen one
+    alike. A mug that does not clearly look like it (cosine 0.5, or 0.85: a mug of the same
+    make, as two glasses of one class can read) is another mug: the kitchen one
     is LOST at its place, the bedroom one keeps an id of its own, and nothing is merged or
     moved (a removal is not turned into a move onto another thing)."""
     rng = np.random.default_rng(7)
@@ -562,10 +563,12 @@ def test_a_lone_candidate_that_looks_different_is_another_thing_not_the_one_move
     other = rng.standard_normal(16)
     other -= other.dot(kitchen_look) * kitchen_look
     other /= np.linalg.norm(other)
-    bedroom_look = (kitchen_look + 0.02 * other if looks == "alike"
-                    else 0.5 * kitchen_look + np.sqrt(0.75) * other)
+    cosine = {"alike": 1.0, "different": 0.5, "same class": 0.85}[looks]
+    bedroom_look = cosine * kitchen_look + np.sqrt(1 - cosine ** 2) * other
+    if looks == "alike":
+        bedroom_look = kitchen_look + 0.02 * other
     assert round(float(bedroom_look.dot(kitchen_look) / np.linalg.norm(bedroom_look)), 2) == (
-        1.0 if looks == "alike" else 0.5)
+        cosine)
     kitchen_there = _camera(KITCHEN_MUG, [(KITCHEN_MUG, MUG)])
     kitchen_empty = _camera(KITCHEN_MUG, [])
     bedroom = _bedroom_camera([(BEDROOM_MUG, MUG)])

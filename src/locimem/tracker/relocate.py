@@ -63,8 +63,10 @@ def _fits(old: ObjectState, new: ObjectState, config: TrackerConfig) -> bool:
 
 def _pick(one: ObjectState, others: Iterable[ObjectState], config: TrackerConfig
           ) -> ObjectState | None:
-    """The only candidate — unless both have embeddings and they clearly differ (cosine
-    below ``feature_match_min``: another thing of that label, not this one moved) — or the
+    """The only candidate — unless both have embeddings and it does not clearly look like
+    ``one`` (cosine below ``feature_match_min + feature_label_strict``, the likeness the
+    appearance tier needs to re-identify a thing anywhere: two glasses of one class can
+    read 0.84; another thing of that label, not this one moved) — or the
     one embeddings clearly pick out among several (each of them comparable with ``one``'s).
     Reads ``others`` only as far as the answer needs: a second candidate that embeddings
     cannot tell from the first ends it."""
@@ -86,7 +88,7 @@ def _pick(one: ObjectState, others: Iterable[ObjectState], config: TrackerConfig
     if not scored:
         if first is not None:
             c = _cosine(one.feature, first.feature)
-            if c is not None and c < config.feature_match_min:
+            if c is not None and c < config.feature_match_min + config.feature_label_strict:
                 return None
         return first
     scored.sort(key=lambda s: (-s[0], s[1]))

@@ -104,9 +104,9 @@ class TrackerConfig:
     Moves nobody watched: an identity whose place was found empty (doubted, or lost at most
     ``relocate_window_s`` ago) and a new identity with its label elsewhere, first seen after
     it was last seen and never beside it, are one object that moved when no other candidate
-    of that label is unaccounted for (embeddings pick among several, and a lone candidate
-    whose cosine is below ``feature_match_min + feature_label_strict`` is another thing):
-    MERGED and MOVED. With
+    of that label is unaccounted for (embeddings pick among several; with embeddings on both
+    sides the one taken must have a cosine of at least ``feature_match_min +
+    feature_label_strict``, else it is another thing): MERGED and MOVED. With
     embeddings, the old place need not have been looked at: a new identity that settles
     with an embedding picking out an unseen object of its label elsewhere (as the
     *appearance* tier reads a detection's) is that object, moved.

@@ -65,6 +65,7 @@ from locimem.tracker.state import MemoryState
 REJECT_LOW_CONFIDENCE = "below_min_confidence"
 REJECT_NEW_LOW_CONFIDENCE = "below_new_object_confidence"  # may refresh, never create
 REJECT_FORGOTTEN = "forgotten"  # a tombstone recognised it: suppressed
+REFINE_MIN_M = 0.01  # a settled place re-settles on its estimate only this far or farther
 
 
 @dataclass(frozen=True, slots=True)
@@ -501,9 +502,6 @@ def _refines(obj: ObjectState, config: TrackerConfig) -> bool:
     if obj.n_detections not in (2 * base, 4 * base, 8 * base):
         return False
     return REFINE_MIN_M <= math.dist(obj.center, obj.place) <= config.tight_radius_m
-
-
-REFINE_MIN_M = 0.01  # a re-settle closer than this to the place is not worth an event
 
 
 def rejection_key(det: Detection, cell_m: float) -> str:

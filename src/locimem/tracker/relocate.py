@@ -63,13 +63,13 @@ def _fits(old: ObjectState, new: ObjectState, config: TrackerConfig) -> bool:
 
 def _pick(one: ObjectState, others: Iterable[ObjectState], config: TrackerConfig
           ) -> ObjectState | None:
-    """The only candidate — unless both have embeddings and it does not clearly look like
-    ``one`` (cosine below ``feature_match_min + feature_label_strict``, the likeness the
-    appearance tier needs to re-identify a thing anywhere: two glasses of one class can
-    read 0.84; another thing of that label, not this one moved) — or the
-    one embeddings clearly pick out among several (each of them comparable with ``one``'s).
-    Reads ``others`` only as far as the answer needs: a second candidate that embeddings
-    cannot tell from the first ends it."""
+    """The only candidate, or the one embeddings clearly pick out among several (each of
+    them comparable with ``one``'s) — either way, when both sides have embeddings, only if it
+    clearly looks like ``one``: cosine at least ``feature_match_min + feature_label_strict``,
+    the likeness the appearance tier needs to re-identify a thing anywhere (two glasses of
+    one class can read 0.84: another thing of that label, not this one moved), and among
+    several ``feature_margin`` above the next. Reads ``others`` only as far as the answer
+    needs: a second candidate that embeddings cannot tell from the first ends it."""
     first: ObjectState | None = None
     scored: list[tuple[float, int, ObjectState]] = []
     for o in others:
@@ -85,15 +85,16 @@ def _pick(one: ObjectState, others: Iterable[ObjectState], config: TrackerConfig
         if c is None:
             return None
         scored.append((c, o.id, o))
+    like = config.feature_match_min + config.feature_label_strict
     if not scored:
         if first is not None:
             c = _cosine(one.feature, first.feature)
-            if c is not None and c < config.feature_match_min + config.feature_label_strict:
+            if c is not None and c < like:
                 return None
         return first
     scored.sort(key=lambda s: (-s[0], s[1]))
     best, second = scored[0][0], scored[1][0]
-    if best >= config.feature_match_min and best - second >= config.feature_margin:
+    if best >= like and best - second >= config.feature_margin:
         return scored[0][2]
     return None
 

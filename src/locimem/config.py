@@ -109,7 +109,9 @@ class TrackerConfig:
     feature_label_strict``, else it is another thing): MERGED and MOVED. With
     embeddings, the old place need not have been looked at: a new identity that settles
     with an embedding picking out an unseen object of its label elsewhere (as the
-    *appearance* tier reads a detection's) is that object, moved.
+    *appearance* tier reads a detection's) is that object, moved. Such a move, told by looks
+    alone, is remembered (``moved_from``): a sighting back at the place it came from is
+    another thing of that make, with an identity of its own, not the object moving back.
 
     Promotion: at the ``promote_after``-th detection; a detection in a scan that came with a
     camera promotes at ``promote_after_camera`` once the detections' summed confidence reaches

@@ -599,6 +599,53 @@ def test_a_lone_candidate_that_looks_different_is_another_thing_not_the_one_move
         assert mem.snapshot() == mem.rebuild_from_log().snapshot()
 
 
+def test_two_mugs_of_one_make_in_two_rooms_are_two_mugs_not_one_jumping(tmp_path) -> None:
+    """The kitchen mug is seen, then a mug that looks just like it (cosine 0.97) in the
+    bedroom: with its kitchen place not looked at since, its looks alone say it moved (one
+    MOVED, ``by_looks``). Then the kitchen shows its mug again: that is not the mug moving
+    back but another of its make (a new identity there), and from then on each room keeps
+    its own mug — no MOVED back and forth with every look, also after a reopen (the place
+    it came from is kept in the store)."""
+    rng = np.random.default_rng(3)
+    look = rng.standard_normal(16)
+    look /= np.linalg.norm(look)
+    other = rng.standard_normal(16)
+    other -= other.dot(look) * look
+    other /= np.linalg.norm(other)
+    same_make = 0.97 * look + np.sqrt(1 - 0.97 ** 2) * other
+    kitchen_there, _, bedroom = _mug_cameras()
+    path = tmp_path / "mugs.loci"
+
+    def kitchen(mem: ObjectMemory, t0: int) -> None:
+        for k in range(t0, t0 + 6):
+            mem.observe(float(k), [Detection("mug", 0.9, KITCHEN_MUG, MUG, feature=look)],
+                        kitchen_there)
+
+    def in_bedroom(mem: ObjectMemory, t0: int) -> None:
+        for k in range(t0, t0 + 6):
+            mem.observe(float(k), [Detection("mug", 0.9, BEDROOM_MUG, MUG,
+                                             feature=same_make)], bedroom)
+
+    with ObjectMemory.open(path) as mem:
+        kitchen(mem, 0)
+        in_bedroom(mem, 20)
+        assert [e.object_id for e in mem.events(kind="MOVED")] == [1]
+        assert np.allclose(mem.get(1).center, BEDROOM_MUG, atol=0.01)
+    with ObjectMemory.open(path) as mem:
+        kitchen(mem, 30)  # the kitchen mug again: another mug, not mug 1 moving back
+        in_bedroom(mem, 40)
+        kitchen(mem, 50)
+        (moved,) = mem.events(kind="MOVED")
+        assert moved.object_id == 1 and moved.data["by_looks"] is True
+        mugs = {o.id: o for o in mem.objects() if o.label == "mug"}
+        # (the bedroom mug was taken for mug 1 at its first sighting: no identity of its own)
+        assert sorted(mugs) == [1, 2]
+        assert np.allclose(mugs[1].center, BEDROOM_MUG, atol=0.01)
+        assert np.allclose(mugs[2].center, KITCHEN_MUG, atol=0.01)
+        assert all(o.status is ObjectStatus.CONFIRMED for o in mugs.values())
+        assert mem.snapshot() == mem.rebuild_from_log().snapshot()
+
+
 def test_two_mugs_gone_and_one_appearing_is_not_guessed() -> None:
     """Two kitchen mugs found gone, one mug appears in the bedroom: which one moved is not
     known (no embeddings), so nothing is merged."""

@@ -70,6 +70,9 @@ class ObjectState:
     # what the position estimate is worth, in sightings at the reference noise (Kalman
     # information; 0: kept by a store from before version 3)
     pos_info: float = 0.0
+    # the place a move told by its looks alone took it from (its old place was never seen
+    # empty): seen there again, it was not the thing that appeared elsewhere (None otherwise)
+    moved_from: Vec3 | None = None
 
     def copy(self) -> ObjectState:
         return ObjectState(
@@ -80,7 +83,7 @@ class ObjectState:
             self.place_t, self.seen_camera, self.absence_s,
             self.held, self.together, self.merged_from,  # immutable: shared
             self.source, self.label_by, self.n_looked_seen, self.n_looked_missed,
-            self.pos_info,
+            self.pos_info, self.moved_from,
         )
 
     def voted_label(self) -> str:
@@ -149,6 +152,7 @@ class ObjectState:
             "n_looked_seen": self.n_looked_seen,
             "n_looked_missed": self.n_looked_missed,
             "pos_info": self.pos_info,
+            "moved_from": None if self.moved_from is None else list(self.moved_from),
         }
 
     @classmethod
@@ -171,6 +175,7 @@ class ObjectState:
             source=d.get("source", "tracker"), label_by=d.get("label_by"),
             n_looked_seen=d.get("n_looked_seen", 0), n_looked_missed=d.get("n_looked_missed", 0),
             pos_info=d.get("pos_info", 0.0),
+            moved_from=None if d.get("moved_from") is None else tuple(d["moved_from"]),
         )
 
 

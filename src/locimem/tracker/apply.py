@@ -429,6 +429,8 @@ def _apply_event(state: MemoryState, ev: Event, lost_after_s: float) -> None:
         _reindex(state, obj)
     elif kind in (EventKind.MOVED, EventKind.SETTLED):
         _settle(obj, data, ev.t)
+        if kind is EventKind.MOVED:  # told by its looks alone: remember where from
+            obj.moved_from = tuple(data["from"]) if data.get("by_looks") else None
         _reindex(state, obj)
     elif kind is EventKind.LOST:
         obj.lost = True
@@ -567,6 +569,7 @@ def _apply_correction(state: MemoryState, obj: ObjectState, data: dict, t: float
     elif field == "center":
         obj.center = tuple(data["to"])  # type: ignore[assignment]
         _settle(obj, data, t)
+        obj.moved_from = None  # a person said where it is
         state.place_object(obj)
     elif field == "attributes":
         obj.attributes.update(data.get("set", {}))

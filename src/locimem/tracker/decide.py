@@ -163,6 +163,8 @@ def decide(
             assignments.append(None)
             continue
         hit = match.get(i)
+        if hit is not None and _back_where_it_was(objects[hit[0]], det, hit[2], config):
+            hit = None  # another of its kind: a new identity (or a tombstone's), below
         if hit is not None:
             oid, tier, dist = hit
             obj = objects[oid]
@@ -260,9 +262,9 @@ def decide(
                    if _doubted(objects[oid], config, 1, credit)
                    and not _doubted(objects[oid], config)}  # became doubted in this scan
     dead = gone | set(merged) | set(merged.values())
-    for old, new in relocations(state, config, t, after, settled_now, lost_now, doubted_now,
-                                dead):
-        _relocate(out, state, after, old, new)
+    for old, new, by_looks in relocations(state, config, t, after, settled_now, lost_now,
+                                          doubted_now, dead):
+        _relocate(out, state, after, old, new, by_looks)
         merged[new] = old
     if missed or together:
         out.records[0] = replace(commit, missed=tuple(missed), miss_credits=tuple(credits),
@@ -294,11 +296,11 @@ def _frame_warnings(camera: Camera | None, detections: Sequence[Detection]) -> t
 
 
 def _relocate(out: RecordWriter, state: MemoryState, after: dict[int, ObjectState],
-              old_id: int, new_id: int) -> None:
+              old_id: int, new_id: int, by_looks: bool) -> None:
     """``old_id`` moved where ``new_id`` is: it absorbs the new identity (MERGED, taking its
     place) and the move is recorded (MOVED from its old place, with ``seen_there_since``: the
     new identity's first sighting, by when the move had happened — this scan only tells
-    it)."""
+    it; and ``by_looks`` when its old place was not found empty)."""
     old = after.get(old_id) or state.objects[old_id]
     new = after.get(new_id) or state.objects[new_id]
     mass, label = _merged_vote(old, new)
@@ -310,7 +312,8 @@ def _relocate(out: RecordWriter, state: MemoryState, after: dict[int, ObjectStat
         "distance_m": distance, "to": list(new.center), "relocated": True})
     out.event(EventKind.MOVED, old_id, label, {
         "from": list(old.place), "to": list(new.center), "distance_m": distance,
-        "size": list(new.size), "relocated": True, "seen_there_since": new.first_seen})
+        "size": list(new.size), "relocated": True, "seen_there_since": new.first_seen,
+        **({"by_looks": True} if by_looks else {})})
 
 
 def _doubted(obj: ObjectState, config: TrackerConfig, misses: int = 0,
@@ -484,11 +487,23 @@ def _sighting(out: RecordWriter, config: TrackerConfig, obj: ObjectState,
         after.label = voted
     moved = math.dist(after.center, after.place)
     if moved > config.tight_radius_m:
+        by_looks = obs.tier == "appearance"  # its embedding alone placed it here
         out.event(EventKind.MOVED, oid, voted,
                   {"from": list(after.place), "to": list(after.center), "distance_m": moved,
-                   "size": list(after.size)})
+                   "size": list(after.size), **({"by_looks": True} if by_looks else {})})
+        after.moved_from = after.place if by_looks else None
         after.place = after.center
     return after
+
+
+def _back_where_it_was(obj: ObjectState, det: Detection, dist: float,
+                       config: TrackerConfig) -> bool:
+    """A sighting matched to ``obj`` far from it (beyond the tight radius), within the tight
+    radius of where a move told by its looks alone took it from: the thing there was never
+    gone, so the one seen elsewhere was another of its kind (two mugs of one make), and this
+    sighting is not ``obj`` moving back."""
+    return (obj.moved_from is not None and dist > config.tight_radius_m
+            and math.dist(det.center, obj.moved_from) <= config.tight_radius_m)
 
 
 def _refines(obj: ObjectState, config: TrackerConfig) -> bool:

@@ -14,11 +14,18 @@ moved today" tell the story.
 Checked when a new identity is settled — promoted, and seen as often as a promotion takes
 (its old self already doubted or lost, or, with embeddings, clearly picked out by the new
 one's: :func:`_recognised`, the old place not yet looked at) — and when an old identity is
-doubted or lost (its new self already settled). Pure: reads the state and the
-objects as this scan leaves them, returns pairs. Candidates come from the state's label index:
-the promoted objects of a label missed since their last sighting or lost, last seen before a
-time, and those first seen after a time — never the memory, nor a label's every object — and
-are read only until the answer is known (a second candidate embeddings cannot tell apart).
+doubted or lost (its new self already settled). Pure: reads the state and the objects as
+this scan leaves them, returns the pairs (and whether the looks alone told each). Candidates
+come from the state's label index: the promoted objects of a label missed since their last
+sighting or lost, last seen before a time, and those first seen after a time — never the
+memory, nor a label's every object — and are read only until the answer is known (a second
+candidate embeddings cannot tell apart).
+
+A move told by looks alone is a bet that the old place is empty. The object remembers where
+it came from (``moved_from``); a thing seen there again is another of its kind, not it
+moving back (:mod:`~locimem.tracker.decide` gives it an identity of its own, and no move here
+pairs the two again) — two mugs of one make in two rooms would otherwise be one mug jumping
+between them with every look.
 """
 
 from __future__ import annotations
@@ -53,12 +60,16 @@ def _unaccounted(obj: ObjectState, t: float, config: TrackerConfig, lost_now: se
 def _fits(old: ObjectState, new: ObjectState, config: TrackerConfig) -> bool:
     """One object could have been both: promoted (the new one settled: not a single glimpse
     whose box is still a guess), same label, the new one first seen after the old one was
-    last seen, never seen together, farther apart than the tight radius. (The cheap tests
-    first: a label's absent objects are many in a busy memory.)"""
+    last seen, never seen together, farther apart than the tight radius — and the new one
+    not where a move told by the old one's looks alone took it from (that thing, seen again
+    there, is another). (The cheap tests first: a label's absent objects are many in a busy
+    memory.)"""
     return (new.first_seen > old.last_seen and old.id != new.id and old.label == new.label
             and old.promoted and settled(new, config)
             and new.id not in old.together and old.id not in new.together
-            and math.dist(old.place, new.center) > config.tight_radius_m)
+            and math.dist(old.place, new.center) > config.tight_radius_m
+            and (old.moved_from is None
+                 or math.dist(old.moved_from, new.center) > config.tight_radius_m))
 
 
 def _pick(one: ObjectState, others: Iterable[ObjectState], config: TrackerConfig
@@ -119,8 +130,9 @@ def _recognised(new: ObjectState, state: MemoryState, config: TrackerConfig,
 def relocations(state: MemoryState, config: TrackerConfig, t: float,
                 after: dict[int, ObjectState], settled_now: Iterable[int],
                 lost_now: set[int], doubted_now: set[int], dead: set[int]
-                ) -> list[tuple[int, int]]:
-    """(old id, new id) pairs that are one object that moved. ``after`` holds the objects
+                ) -> list[tuple[int, int, bool]]:
+    """(old id, new id, by looks) triples that are one object that moved — by looks: the old
+    one's place was not found empty, its embedding alone told it. ``after`` holds the objects
     sighted in this scan as they will be; ``settled_now`` the new identities settled in it
     (promoted, and seen as often as a promotion takes: :func:`~locimem.tracker.belief.settled`);
     ``lost_now`` / ``doubted_now`` the old ones lost or doubted by it; ``dead`` the ids this
@@ -168,7 +180,7 @@ def relocations(state: MemoryState, config: TrackerConfig, t: float,
             if o.first_seen > old.last_seen:
                 yield o
 
-    pairs: list[tuple[int, int]] = []
+    pairs: list[tuple[int, int, bool]] = []
     used: set[int] = set()
     for nid in settled_now:
         if nid in dead:
@@ -177,17 +189,19 @@ def relocations(state: MemoryState, config: TrackerConfig, t: float,
         olds = (o for o in absent(new.label, new.first_seen) if _fits(o, new, config)
                 and _unaccounted(o, t, config, lost_now, doubted_now))
         old = _pick(new, olds, config)
+        by_looks = False
         if old is None:  # its place not yet found empty: recognised by its looks alone
             oid = _recognised(new, state, config, dead)
             seen = state.objects.get(oid) if oid is not None and oid not in after else None
-            if seen is not None and _fits(seen, new, config) and (
-                    not seen.lost or _unaccounted(seen, t, config, lost_now, doubted_now)):
-                old = seen
+            if seen is not None and _fits(seen, new, config):
+                empty = _unaccounted(seen, t, config, lost_now, doubted_now)
+                if not seen.lost or empty:
+                    old, by_looks = seen, not empty
         if old is None or old.id in used:
             continue
         news = (o for o in newer_than(old) if _fits(old, o, config) and not o.lost)
         if _pick(old, news, config) is new:
-            pairs.append((old.id, nid))
+            pairs.append((old.id, nid, by_looks))
             used.update((old.id, nid))
     for oid in sorted(lost_now | doubted_now):
         if oid in dead or oid in used or oid not in state.objects:
@@ -203,6 +217,6 @@ def relocations(state: MemoryState, config: TrackerConfig, t: float,
         olds = (o for o in absent(new.label, new.first_seen) if o.id not in used
                 and _fits(o, new, config) and _unaccounted(o, t, config, lost_now, doubted_now))
         if _pick(new, olds, config) is old:
-            pairs.append((oid, new.id))
+            pairs.append((oid, new.id, False))
             used.update((oid, new.id))
     return pairs

@@ -257,10 +257,13 @@ def object_row(scope: str, o: ObjectState) -> tuple[Any, ...]:
 
 
 def _belief_json(o: ObjectState) -> str | None:
-    if not (o.n_looked_seen or o.n_looked_missed or o.pos_info):
+    if not (o.n_looked_seen or o.n_looked_missed or o.pos_info or o.moved_from is not None):
         return None
-    return encode_json({"info": o.pos_info, "looked": o.n_looked_seen,
-                        "unseen": o.n_looked_missed})
+    belief: dict[str, Any] = {"info": o.pos_info, "looked": o.n_looked_seen,
+                              "unseen": o.n_looked_missed}
+    if o.moved_from is not None:  # a move told by looks alone (absent in most rows)
+        belief["from"] = list(o.moved_from)
+    return encode_json(belief)
 
 
 def object_from_row(row: Sequence[Any]) -> ObjectState:
@@ -341,6 +344,7 @@ def objects_from_rows(rows: Sequence[Sequence[Any]]) -> list[ObjectState]:
             0 if belief is None else belief["looked"],
             0 if belief is None else belief["unseen"],
             0.0 if belief is None else belief["info"],
+            None if belief is None or belief.get("from") is None else tuple(belief["from"]),
         )
         for ((oid, _, label, cx, cy, cz, sx, sy, sz, px, py, pz, first_seen, last_seen,
               n_detections, promoted, lost, lost_at, track_id, _, _, feature, n_features,
@@ -351,5 +355,7 @@ def objects_from_rows(rows: Sequence[Sequence[Any]]) -> list[ObjectState]:
 
 
 def _belief_fields(belief: dict[str, Any]) -> dict[str, Any]:
+    moved_from = belief.get("from")
     return {"n_looked_seen": belief["looked"], "n_looked_missed": belief["unseen"],
-            "pos_info": belief["info"]}
+            "pos_info": belief["info"],
+            "moved_from": None if moved_from is None else tuple(moved_from)}

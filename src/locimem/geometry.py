@@ -358,6 +358,11 @@ class PlaceLooks:
     angle_rad: np.ndarray
 
 
+_CORNER_SIGNS = np.array(list(np.ndindex(2, 2, 2)), dtype=np.float64) * 2 - 1  # (8, 3)
+LARGE_PLACE_M = 0.25
+"""A box whose bounding sphere's radius is at least this (a chair, a plant, a table) is in
+view when its centre is and at least :data:`PARTLY_IN_VIEW` of its projection is."""
+PARTLY_IN_VIEW = 0.5
 MAX_PLACE_PIXELS = 4096  # a large box is judged on a grid of at most this many pixels
 
 
@@ -367,23 +372,25 @@ def place_looks(camera: Camera, centers: Any, sizes: Any, see_through_m: float =
     """What the camera says about each remembered box (centres and extents (n, 3), metres,
     map frame): :class:`PlaceLooks`.
 
-    In view means the box's bounding sphere lies inside both fields of view, ahead of the
-    camera and within ``range_m``. With a depth image, the informative pixels are the ones
-    the box's projection covers — at least the pixel its centre projects into, whatever the
-    image's resolution (on a grid of at most :data:`MAX_PLACE_PIXELS` over a large box). A
-    pixel with depth ``d`` (no reading: skipped) is *occluded* when ``d`` is in front of the
-    box's entry point on its central ray by more than ``front_m`` plus the depth noise at
-    that range (``depth_noise_m + depth_noise_per_m * x``) — or, for a ray that misses the
-    box, in front of its near face and, looking down, of the plane of its bottom (a ray
-    passing below a small object meets the surface it stands on before it) or, looking up
-    from below it, in front of that plane (the ray could not have reached it); looking up
-    from below it, a ray entering the box through its bottom face is occluded too (it has
-    crossed what the object stands on: a shelf's board). The place is
-    ``NO_DEPTH`` without readings, ``OCCLUDED`` when more than half of the readings are
-    occluded, else *visible*: ``EMPTY`` when at least half of the visible rays that cross the
-    box's *core* (shrunk by ``uncertainty_m`` per side, to at least a third) show a surface
-    more than ``see_through_m`` plus the depth noise beyond the middle of their path through
-    it, else ``OCCUPIED``.
+    In view means the box's bounding sphere lies inside both fields of view, ahead of the camera
+    and within ``range_m`` — or, for a large box (a sphere of :data:`LARGE_PLACE_M` or more: a
+    chair seen from 3 m seldom fits whole in a 45-degree view), that its centre is in view and
+    at least :data:`PARTLY_IN_VIEW` of the rectangle its corners project to lies inside the
+    image (its pixels there are judged like any other's). With a depth image, the informative
+    pixels are the ones the box's projection covers — at least the pixel its centre projects
+    into, whatever the image's resolution (on a grid of at most :data:`MAX_PLACE_PIXELS` over a
+    large box). A pixel with depth ``d`` (no reading: skipped) is *occluded* when ``d`` is in
+    front of the box's entry point on its central ray by more than ``front_m`` plus the depth
+    noise at that range (``depth_noise_m + depth_noise_per_m * x``) — or, for a ray that misses
+    the box, in front of its near face and, looking down, of the plane of its bottom (a ray
+    passing below a small object meets the surface it stands on before it) or, looking up from
+    below it, in front of that plane (the ray could not have reached it); looking up from below
+    it, a ray entering the box through its bottom face is occluded too (it has crossed what the
+    object stands on: a shelf's board). The place is ``NO_DEPTH`` without readings, ``OCCLUDED``
+    when more than half of the readings are occluded, else *visible*: ``EMPTY`` when at least
+    half of the visible rays that cross the box's *core* (shrunk by ``uncertainty_m`` per side,
+    to at least a third) show a surface more than ``see_through_m`` plus the depth noise beyond
+    the middle of their path through it, else ``OCCUPIED``.
 
     >>> cam = look_at((0, 0, 1), (1, 0, 1), fov_deg=90.0, vfov_deg=90.0, range_m=5.0,
     ...               depth=np.full((9, 9), 2.0))
@@ -415,6 +422,11 @@ def place_looks(camera: Camera, centers: Any, sizes: Any, see_through_m: float =
     sec_h, sec_v = math.sqrt(1 + tan_h * tan_h), math.sqrt(1 + tan_v * tan_v)
     inside = ((x - r > 0.0) & (x + r <= camera.range_m)
               & (np.abs(y) <= tan_h * x - r * sec_h) & (np.abs(z) <= tan_v * x - r * sec_v))
+    partly = np.flatnonzero(~inside & (r >= LARGE_PLACE_M) & (x - r > 0.0)
+                            & (x + r <= camera.range_m)
+                            & (np.abs(y) <= tan_h * x) & (np.abs(z) <= tan_v * x))
+    if partly.size:  # a large box, its centre in view: in view if half its projection is
+        inside[partly[_share_in_view(camera, pts[partly], half[partly]) >= PARTLY_IN_VIEW]] = True
     if camera.depth is None:
         states[inside] = Place.IN_VIEW
         visible[inside] = 1.0
@@ -425,6 +437,19 @@ def place_looks(camera: Camera, centers: Any, sizes: Any, see_through_m: float =
     _depth_looks(camera, pts[idx], half[idx], x[idx], looks, idx, see_through_m, front_m,
                  uncertainty_m, depth_noise_m, depth_noise_per_m)
     return looks
+
+
+def _share_in_view(camera: Camera, pts: np.ndarray, half: np.ndarray) -> np.ndarray:
+    """The share of the rectangle each box's corners project to (every corner ahead of the
+    camera) that lies inside the fields of view, (m,)."""
+    tan_h, tan_v = _tan_half(camera)
+    corners = pts[:, None, :] + _CORNER_SIGNS[None] * half[:, None, :]
+    body = to_camera_frame(camera, corners.reshape(-1, 3)).reshape(-1, 8, 3)
+    u, v = body[:, :, 1] / body[:, :, 0], body[:, :, 2] / body[:, :, 0]
+    u0, u1, v0, v1 = u.min(axis=1), u.max(axis=1), v.min(axis=1), v.max(axis=1)
+    iu = np.clip(np.minimum(u1, tan_h) - np.maximum(u0, -tan_h), 0.0, None)
+    iv = np.clip(np.minimum(v1, tan_v) - np.maximum(v0, -tan_v), 0.0, None)
+    return iu * iv / np.maximum((u1 - u0) * (v1 - v0), 1e-18)
 
 
 def _depth_looks(camera: Camera, pts: np.ndarray, half: np.ndarray, x: np.ndarray,
@@ -441,10 +466,9 @@ def _depth_looks(camera: Camera, pts: np.ndarray, half: np.ndarray, x: np.ndarra
     h, w = depth.shape
     m = pts.shape[0]
     origin = np.asarray(camera.position, dtype=np.float64)
-    signs = np.array(list(np.ndindex(2, 2, 2)), dtype=np.float64) * 2 - 1  # (8, 3)
     c_rows, c_cols = project(camera, pts, (h, w))
     c_r, c_c = pixel_index(c_rows, c_cols, (h, w))
-    corners = (pts[:, None, :] + signs[None, :, :] * half[:, None, :]).reshape(-1, 3)
+    corners = (pts[:, None, :] + _CORNER_SIGNS[None, :, :] * half[:, None, :]).reshape(-1, 3)
     body = to_camera_frame(camera, corners)
     fx, fy, cx, cy = intrinsics(camera, (h, w))
     rows = (cy - fy * body[:, 2] / body[:, 0]).reshape(m, 8)  # every corner is ahead

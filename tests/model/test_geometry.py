@@ -323,3 +323,60 @@ def test_the_view_box_holds_everything_in_view(seed: int) -> None:
                          sz * camera.range_m * tan_v] for sy in (-1, 1) for sz in (-1, 1)])
     mapped = corners @ rot.T + np.asarray(camera.position)
     assert np.all((mapped >= lo) & (mapped <= hi))
+
+
+CHAIR_C, CHAIR_S = (3.0, 0.0, 0.45), (0.45, 0.45, 0.9)
+
+
+def _chair_camera(with_chair: bool, shape=(24, 32)):
+    """A camera at 1.5 m looking level along +x with a 45-degree vertical view: a chair 3 m
+    ahead has its centre in view and its legs below the image (a floor and a wall behind)."""
+    from locimem.sim.render import render_depth
+
+    lo, hi = [(5.0, -5.0, 0.0), (-1.0, -5.0, -0.1)], [(5.1, 5.0, 3.0), (6.0, 5.0, 0.0)]
+    if with_chair:
+        lo.append(tuple(c - s / 2 for c, s in zip(CHAIR_C, CHAIR_S, strict=True)))
+        hi.append(tuple(c + s / 2 for c, s in zip(CHAIR_C, CHAIR_S, strict=True)))
+    bare = look_at((0, 0, 1.5), (3, 0, 1.5), fov_deg=60.0, vfov_deg=45.0, range_m=6.0)
+    depth = render_depth(bare, np.array(lo), np.array(hi), shape)
+    return look_at((0, 0, 1.5), (3, 0, 1.5), fov_deg=60.0, vfov_deg=45.0, range_m=6.0,
+                   depth=depth)
+
+
+@pytest.mark.parametrize("shape", [(12, 16), (24, 32), (60, 80)])
+def test_a_large_thing_partly_in_view_is_looked_at_a_small_one_is_not(shape) -> None:
+    """A chair seldom fits whole in the view: with its centre in view and 64 % of its
+    projection inside the image, its place is judged on the pixels that see it — occupied
+    when it stands there, seen through when it is gone. A cup likewise cut by the image's
+    edge (its centre in view, its sphere not) stays out of view: a small thing's look there
+    is a guess. A chair whose centre is below the image is out of view too."""
+    there, gone = _chair_camera(True, shape), _chair_camera(False, shape)
+    states = [Place(place_states(cam, [CHAIR_C], [CHAIR_S])[0]).name for cam in (there, gone)]
+    assert states == ["OCCUPIED", "EMPTY"]
+    cup = place_states(there, [(3.0, 1.68, 0.8)], [(0.08, 0.08, 0.1)])[0]
+    assert Place(cup) is Place.OUT_OF_VIEW
+    assert Place(place_states(there, [(3.0, 0.0, 0.2)], [CHAIR_S])[0]) is Place.OUT_OF_VIEW
+    bare = look_at((0, 0, 1.5), (3, 0, 1.5), fov_deg=60.0, vfov_deg=45.0, range_m=6.0)
+    assert Place(place_states(bare, [CHAIR_C], [CHAIR_S])[0]) is Place.IN_VIEW
+
+
+def test_a_chair_taken_away_is_lost_though_its_legs_are_never_in_view() -> None:
+    """The memory's side of it: a chair seen six times from 3 m, then looked at with its place
+    empty, is lost within five looks (before, its legs out of the image kept the place out of
+    view for good, and a chair taken away stayed believed)."""
+    from locimem import Detection, ObjectMemory
+    from locimem.model import EventKind
+
+    there, gone = _chair_camera(True), _chair_camera(False)
+    chair = Detection("chair", 0.9, CHAIR_C, CHAIR_S)
+    with ObjectMemory.open() as mem:
+        for k in range(6):
+            mem.observe(float(k), [chair], there)
+        assert [o.label for o in mem.tracked()] == ["chair"]
+        lost_at = None
+        for k in range(6, 16):
+            if any(e.kind is EventKind.LOST for e in mem.observe(float(k), [], gone).events):
+                lost_at = k
+                break
+        assert lost_at is not None and lost_at - 6 + 1 <= 5
+        assert mem.tracked() == []

@@ -11,7 +11,9 @@ import numpy as np
 import pytest
 
 from locimem.geometry import (
+    LARGE_PLACE_M,
     MAX_PLACE_PIXELS,
+    PARTLY_IN_VIEW,
     Place,
     look_at,
     pixel_index,
@@ -29,7 +31,8 @@ SHAPES = [(12, 16), (13, 17), (24, 32), (60, 80), (480, 640)]
 def reference_place_looks(camera, pts, ext, see_through_m=0.01, front_m=0.05,
                           uncertainty_m=0.008, depth_noise_m=0.01, depth_noise_per_m=0.005):
     """The box-by-box loop of locimem 1e882e7 (``place_looks`` before it was vectorised),
-    with the one rule added since (a ray entering from below through the bottom face)."""
+    with the rules added since (a ray entering from below through the bottom face; a large
+    box with its centre and half its projection in view is in view)."""
     n = pts.shape[0]
     states = np.full(n, Place.OUT_OF_VIEW, dtype=np.int8)
     visible = np.zeros(n)
@@ -42,6 +45,17 @@ def reference_place_looks(camera, pts, ext, see_through_m=0.01, front_m=0.05,
     sec_h, sec_v = math.sqrt(1 + tan_h * tan_h), math.sqrt(1 + tan_v * tan_v)
     inside = ((x - r > 0.0) & (x + r <= camera.range_m)
               & (np.abs(y) <= tan_h * x - r * sec_h) & (np.abs(z) <= tan_v * x - r * sec_v))
+    signs = np.array(list(np.ndindex(2, 2, 2)), dtype=np.float64) * 2 - 1
+    for k in range(n):
+        if inside[k] or r[k] < LARGE_PLACE_M or not (
+                x[k] - r[k] > 0.0 and x[k] + r[k] <= camera.range_m
+                and abs(y[k]) <= tan_h * x[k] and abs(z[k]) <= tan_v * x[k]):
+            continue
+        cb = to_camera_frame(camera, pts[k] + signs * half[k])
+        u, v = cb[:, 1] / cb[:, 0], cb[:, 2] / cb[:, 0]
+        iu = max(0.0, min(u.max(), tan_h) - max(u.min(), -tan_h))
+        iv = max(0.0, min(v.max(), tan_v) - max(v.min(), -tan_v))
+        inside[k] = iu * iv / ((u.max() - u.min()) * (v.max() - v.min())) >= PARTLY_IN_VIEW
     idx = np.flatnonzero(inside)
     if idx.size == 0:
         return states, visible
@@ -49,7 +63,6 @@ def reference_place_looks(camera, pts, ext, see_through_m=0.01, front_m=0.05,
     h, w = depth.shape
     origin = np.asarray(camera.position, dtype=np.float64)
     core_half = np.maximum(half - uncertainty_m, half / 3)
-    signs = np.array(list(np.ndindex(2, 2, 2)), dtype=np.float64) * 2 - 1
     c_rows, c_cols = project(camera, pts[idx], (h, w))
     c_r, c_c = pixel_index(c_rows, c_cols, (h, w))
     for j, k in enumerate(idx.tolist()):

@@ -470,6 +470,17 @@ BEDROOM_MUG = (2.0, 6.0, 0.80)
 MUG = (0.11, 0.08, 0.10)
 
 
+def _looks_at_cosine(seed: int, cosine: float) -> tuple[np.ndarray, np.ndarray]:
+    """Two unit embeddings (16-d) whose cosine is ``cosine``."""
+    rng = np.random.default_rng(seed)
+    look = rng.standard_normal(16)
+    look /= np.linalg.norm(look)
+    other = rng.standard_normal(16)
+    other -= other.dot(look) * look
+    other /= np.linalg.norm(other)
+    return look, cosine * look + np.sqrt(1 - cosine ** 2) * other
+
+
 def _mug_cameras() -> tuple[Camera, Camera, Camera]:
     """The kitchen with its mug, the kitchen without it, the bedroom with a mug."""
     return (_camera(KITCHEN_MUG, [(KITCHEN_MUG, MUG)]), _camera(KITCHEN_MUG, []),
@@ -559,14 +570,8 @@ def test_a_lone_candidate_that_looks_different_is_another_thing_not_the_one_move
     make, as two glasses of one class can read) is another mug: the kitchen one
     is LOST at its place, the bedroom one keeps an id of its own, and nothing is merged or
     moved (a removal is not turned into a move onto another thing)."""
-    rng = np.random.default_rng(7)
-    kitchen_look = rng.standard_normal(16)
-    kitchen_look /= np.linalg.norm(kitchen_look)
-    other = rng.standard_normal(16)
-    other -= other.dot(kitchen_look) * kitchen_look
-    other /= np.linalg.norm(other)
     cosine = {"alike": 0.99, "different": 0.5, "same class": 0.85}[looks]
-    bedroom_look = cosine * kitchen_look + np.sqrt(1 - cosine ** 2) * other  # a unit vector
+    kitchen_look, bedroom_look = _looks_at_cosine(7, cosine)
     kitchen_there, kitchen_empty, bedroom = _mug_cameras()
     with ObjectMemory.open() as mem:
         for k in range(8):
@@ -606,13 +611,7 @@ def test_two_mugs_of_one_make_in_two_rooms_are_two_mugs_not_one_jumping(tmp_path
     back but another of its make (a new identity there), and from then on each room keeps
     its own mug — no MOVED back and forth with every look, also after a reopen (the place
     it came from is kept in the store)."""
-    rng = np.random.default_rng(3)
-    look = rng.standard_normal(16)
-    look /= np.linalg.norm(look)
-    other = rng.standard_normal(16)
-    other -= other.dot(look) * look
-    other /= np.linalg.norm(other)
-    same_make = 0.97 * look + np.sqrt(1 - 0.97 ** 2) * other
+    look, same_make = _looks_at_cosine(3, 0.97)
     kitchen_there, _, bedroom = _mug_cameras()
     path = tmp_path / "mugs.loci"
 

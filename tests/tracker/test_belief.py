@@ -645,6 +645,29 @@ def test_two_mugs_of_one_make_in_two_rooms_are_two_mugs_not_one_jumping(tmp_path
         assert mem.snapshot() == mem.rebuild_from_log().snapshot()
 
 
+def test_an_unsure_sighting_back_where_a_look_alike_move_began_creates_nothing() -> None:
+    """After the kitchen mug was taken for the bedroom one by its looks, a 40 %-sure
+    detection at the kitchen place is neither mug 1 moving back nor a new mug (an unsure
+    detection never creates an identity): it is rejected, and mug 1 stays in the bedroom."""
+    look, same_make = _looks_at_cosine(3, 0.97)
+    kitchen_there, _, bedroom = _mug_cameras()
+    with ObjectMemory.open() as mem:
+        for k in range(6):
+            mem.observe(float(k), [Detection("mug", 0.9, KITCHEN_MUG, MUG, feature=look)],
+                        kitchen_there)
+        for k in range(20, 26):
+            mem.observe(float(k), [Detection("mug", 0.9, BEDROOM_MUG, MUG,
+                                             feature=same_make)], bedroom)
+        assert mem.get(1).center == pytest.approx(BEDROOM_MUG, abs=0.01)
+        unsure = Detection("mug", 0.4, KITCHEN_MUG, MUG, feature=look)
+        result = mem.observe(30.0, [unsure], kitchen_there)
+        assert result.assignments == (None,)
+        assert result.rejected == {0: "below_new_object_confidence"}
+        assert [o.id for o in mem.objects(status=None)] == [1]
+        assert mem.get(1).center == pytest.approx(BEDROOM_MUG, abs=0.01)
+        assert [e.object_id for e in mem.events(kind="MOVED")] == [1]
+
+
 def test_two_mugs_gone_and_one_appearing_is_not_guessed() -> None:
     """Two kitchen mugs found gone, one mug appears in the bedroom: which one moved is not
     known (no embeddings), so nothing is merged."""

@@ -143,6 +143,12 @@ def decide(
     if weak:
         match.update(assoc.by_appearance(weak, exclude={m[0] for m in match.values()},
                                          allow_lost=False))
+    # a sighting back where a move told by its object's looks alone took it from is another
+    # thing of that make, not the object moving back: unmatched (a new identity, or for an
+    # unsure detection, which never creates one, a rejection)
+    for i in [i for i, (oid, _, dist) in match.items()
+              if _back_where_it_was(objects[oid], detections[i], dist, config)]:
+        del match[i]
     for i in low:
         if i not in match:
             rejected[i] = REJECT_NEW_LOW_CONFIDENCE
@@ -163,8 +169,6 @@ def decide(
             assignments.append(None)
             continue
         hit = match.get(i)
-        if hit is not None and _back_where_it_was(objects[hit[0]], det, hit[2], config):
-            hit = None  # another of its kind: a new identity (or a tombstone's), below
         if hit is not None:
             oid, tier, dist = hit
             obj = objects[oid]

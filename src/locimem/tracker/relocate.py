@@ -5,8 +5,8 @@ place is looked at and found empty (the old identity is doubted, then lost), and
 its label appears somewhere else (a new identity). When the two stories fit one object — same
 voted label, the new one first seen after the old one was last seen, never seen together, far
 apart — and no other candidate of that label is unaccounted for (embeddings, when both sides
-have them, pick among several, and rule out a lone candidate that clearly looks different),
-they are one object that moved. The tracker then writes a
+have them, pick among several, and rule out any candidate that does not clearly look like
+it), they are one object that moved. The tracker then writes a
 ``MERGED`` (the old identity absorbs the new one and takes its place: one id, both histories)
 and a ``MOVED`` from the old place to the new, so ``where_was``, ``changes_since`` and "what
 moved today" tell the story.
@@ -72,6 +72,12 @@ def _fits(old: ObjectState, new: ObjectState, config: TrackerConfig) -> bool:
                  or math.dist(old.moved_from, new.center) > config.tight_radius_m))
 
 
+def _likeness(config: TrackerConfig) -> float:
+    """The cosine at which one embedding clearly picks out another thing as itself (the
+    appearance tier's bar for re-identifying anything anywhere)."""
+    return config.feature_match_min + config.feature_label_strict
+
+
 def _pick(one: ObjectState, others: Iterable[ObjectState], config: TrackerConfig
           ) -> ObjectState | None:
     """The only candidate, or the one embeddings clearly pick out among several (each of
@@ -96,7 +102,7 @@ def _pick(one: ObjectState, others: Iterable[ObjectState], config: TrackerConfig
         if c is None:
             return None
         scored.append((c, o.id, o))
-    like = config.feature_match_min + config.feature_label_strict
+    like = _likeness(config)
     if not scored:
         if first is not None:
             c = _cosine(one.feature, first.feature)
@@ -119,7 +125,7 @@ def _recognised(new: ObjectState, state: MemoryState, config: TrackerConfig,
     f = new.feature
     if f is None or state.features.dim != f.shape[0]:
         return None
-    need = config.feature_match_min + config.feature_label_strict
+    need = _likeness(config)
     oid, best, second = best_two(state.features, f, need - config.feature_margin,
                                  lambda o: o != new.id and o not in skip)
     if oid is None or best < need or best - second < config.feature_margin:

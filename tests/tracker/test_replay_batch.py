@@ -1,5 +1,5 @@
 """A replay folds the embeddings of the sightings between two events in arrays
-(``apply.replay``, ``_fold_embeddings``); each object comes out with the floats ``apply`` one
+(``apply.replay``, ``_RunningMeans``); each object comes out with the floats ``apply`` one
 record at a time gives, to the bit."""
 
 from __future__ import annotations
@@ -10,13 +10,22 @@ import numpy as np
 import pytest
 
 from locimem.model import ObjectState
-from locimem.tracker.apply import _fold_embeddings, _row_dots, _update_embedding
+from locimem.tracker.apply import _row_dots, _RunningMeans, _update_embedding
 
 
 def _obj(oid: int, feature: np.ndarray | None, n: int) -> ObjectState:
     return ObjectState(id=oid, label="cup", center=(0.0, 0.0, 0.0), size=(1.0, 1.0, 1.0),
                        place=(0.0, 0.0, 0.0), first_seen=0.0, last_seen=0.0, feature=feature,
                        n_features=n)
+
+
+def _fold_embeddings(pairs: list[tuple[ObjectState, np.ndarray]]) -> None:
+    """One batch folded through a replay's running means, written back."""
+    means = _RunningMeans()
+    try:
+        means.fold([o for o, _ in pairs], [f for _, f in pairs])
+    finally:
+        means.release_all()
 
 
 def _same_as_one_by_one(objects: list[ObjectState], sightings: list[np.ndarray]) -> None:
@@ -95,3 +104,32 @@ def test_a_row_update_object_refuses_is_refused_the_same_way(odd: str) -> None:
         _update_embedding(copy.deepcopy(objects[2]), sightings[2])
     with pytest.raises(ValueError):
         _fold_embeddings(list(zip(objects, sightings, strict=True)))
+
+
+def test_batches_and_releases_in_any_order_equal_one_by_one() -> None:
+    """Many batches through one replay's means — objects seen again, released (an event
+    named them) and taken again into reused rows, some with no embedding before — leave every
+    object with the floats and counts of folding its sightings one at a time."""
+    rng = np.random.default_rng(5)
+    width = 16
+    objects = [_obj(oid, None if oid % 5 == 0 else rng.standard_normal(width) / 4.0,
+                    0 if oid % 5 == 0 else int(rng.integers(1, 50))) for oid in range(1, 41)]
+    one = copy.deepcopy(objects)
+    means = _RunningMeans()
+    for step in range(60):
+        chosen = rng.choice(len(objects), size=int(rng.integers(1, 25)), replace=False)
+        sightings = [rng.standard_normal(width).astype(np.float32) for _ in chosen]
+        for k, f in zip(chosen, sightings, strict=True):
+            _update_embedding(one[k], f)
+        means.fold([objects[k] for k in chosen], sightings)
+        if step % 4 == 3:  # an event names a few: written back, their rows freed
+            for k in rng.choice(len(objects), size=5, replace=False):
+                means.release(objects[k].id)
+                assert objects[k].feature is None or objects[k].feature.tobytes() == \
+                    one[k].feature.tobytes()
+    assert len(means.owner) <= 2 * len(objects)  # freed rows are taken again
+    means.release_all()
+    for a, b in zip(objects, one, strict=True):
+        assert a.n_features == b.n_features
+        assert a.feature.tobytes() == b.feature.tobytes()
+        assert a.feature.flags.owndata

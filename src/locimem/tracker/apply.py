@@ -113,49 +113,181 @@ def _update_embedding(obj: ObjectState, feature: np.ndarray) -> None:
 
 def replay(state: MemoryState, records: Iterable[Record], lost_after_s: float) -> None:
     """:func:`apply` of each of ``records`` in order, into a state whose indexes are deferred
-    (:meth:`MemoryState.defer_indexes`: a replay), with the embeddings of the sightings
-    between two events folded in together (:func:`_fold_embeddings`: the same operations on
-    the same values, in arrays) rather than one at a time — the same state to the bit.
+    (:meth:`MemoryState.defer_indexes`: a replay), with the embeddings' running means kept in
+    one matrix while the sightings come (:class:`_RunningMeans`: the same operations on the
+    same values, in arrays) rather than one object at a time — the same state to the bit.
 
-    Only events read or move an embedding (a merge averages two, a forget keeps it), and a
-    sighting's other fields never depend on it, so each sighting's embedding waits in the
-    batch until the next event, or the object's next sighting with one, or the end."""
+    A sighting's other fields never depend on its embedding, and only events read or change
+    an object's embedding — a merge averages two, a forget keeps it, each naming the objects
+    it reads — so the sightings between two events are folded in together (a batch ends
+    early at an object's second sighting: its running mean needs the first), and an object's
+    mean is written back to it only before an event names it, and at the end."""
     if not state.indexes_deferred:  # a live state: its indexes follow every record
         for record in records:
             apply(state, record, lost_after_s)
         return
     objects = state.objects
-    batch: list[tuple[ObjectState, np.ndarray]] = []
+    means = _RunningMeans()
+    batch: list[ObjectState] = []
+    features: list[np.ndarray] = []
     waiting: set[int] = set()  # ids of the objects with an embedding in the batch
     camera = state.camera_commit  # (set by each commit's record)
-    for record in records:
-        if type(record) is Observation:
-            if record.seq >= state.next_seq:
-                state.next_seq = record.seq + 1
-            oid = record.object_id
-            if oid is None:
-                _apply_rejection(state, record, None)
-                continue
-            obj = objects[oid]
-            feature = record.feature
-            if _update_fields(obj, record, camera) and feature is not None:
-                if state.feature_dim is None:
+    try:
+        for record in records:
+            if type(record) is Observation:
+                if record.seq >= state.next_seq:
+                    state.next_seq = record.seq + 1
+                oid = record.object_id
+                if oid is None:
+                    _apply_rejection(state, record, None)
+                    continue
+                obj = objects[oid]
+                feature = record.feature
+                if _update_fields(obj, record, camera) and feature is not None:
+                    if oid in waiting:  # its running mean needs the sighting before
+                        means.fold(batch, features)
+                        batch, features, waiting = [], [], set()
+                    batch.append(obj)
+                    features.append(feature)
+                    waiting.add(oid)
+                    if state.feature_dim is None:
+                        state.feature_dim = int(feature.shape[0])
+                elif feature is not None and state.feature_dim is None:
                     state.feature_dim = int(feature.shape[0])
-                if oid in waiting:  # its running mean needs the sighting before
-                    _fold_embeddings(batch)
-                    batch, waiting = [], set()
-                batch.append((obj, feature))
-                waiting.add(oid)
-            elif feature is not None and state.feature_dim is None:
-                state.feature_dim = int(feature.shape[0])
-            continue
-        if batch and type(record) is not Commit:  # an event may read an embedding
-            _fold_embeddings(batch)
-            batch, waiting = [], set()
-        apply(state, record, lost_after_s)
-        camera = state.camera_commit
-    if batch:
-        _fold_embeddings(batch)
+                continue
+            if type(record) is not Commit:  # an event: it may read the embeddings it names
+                if batch:
+                    means.fold(batch, features)
+                    batch, features, waiting = [], [], set()
+                means.release(record.object_id)
+                if record.kind is EventKind.MERGED:
+                    means.release(record.data.get("absorbed"))
+            apply(state, record, lost_after_s)
+            camera = state.camera_commit
+        if batch:
+            means.fold(batch, features)
+    finally:  # an object's embedding is its own again, whatever stopped the replay
+        means.release_all()
+
+
+class _RunningMeans:
+    """A replay's embedding running means, one row per object in a float64 matrix (with the
+    count of sightings folded into each), updated a batch of distinct objects at a time.
+
+    :meth:`fold` is :func:`_update_embedding` of each ``(object, embedding)`` pair computed
+    over all of them at once: the conversion, the norms (:func:`_row_dots` and a correctly
+    rounded square root, as ``math.sqrt``), the running mean's product, sum and quotient are
+    elementwise, so each row gets exactly the floats its own update gives. While an object
+    has a row its ``feature`` and ``n_features`` are stale: :meth:`release` writes them back
+    (an array of the object's own, not a view of the matrix) and frees the row. A batch that
+    does not fit the matrix — embeddings of another width, a mean that is not float64, a
+    sighting that is not a vector — is folded one by one, as ``apply`` does it (and refused
+    as it refuses)."""
+
+    __slots__ = ("count", "free", "has_mean", "means", "owner", "slot")
+
+    def __init__(self) -> None:
+        self.slot: dict[int, int] = {}  # object id -> its row
+        self.owner: list[ObjectState | None] = []  # row -> the object it holds
+        self.free: list[int] = []  # rows released
+        self.means: np.ndarray | None = None  # (rows, width) float64
+        self.count = np.zeros(0, dtype=np.int64)  # n_features of each row's object
+        self.has_mean = np.zeros(0, dtype=bool)  # False: the object had no embedding yet
+
+    def fold(self, batch: list[ObjectState], features: list[np.ndarray]) -> None:
+        """Fold ``features[k]`` into ``batch[k]``'s running mean (distinct objects)."""
+        try:  # each f.astype(float64); a ragged batch does not stack
+            x = np.array(features, dtype=np.float64)
+        except ValueError:
+            x = None
+        means = self.means
+        if x is None or x.ndim != 2 or x.shape[1] == 0 or (means is not None
+                                                         and x.shape[1] != means.shape[1]):
+            self._one_by_one(batch, features)
+            return
+        if means is None:
+            means = self.means = np.empty((0, x.shape[1]))
+        slot = self.slot
+        rows = [slot.get(obj.id, -1) for obj in batch]
+        if -1 in rows:  # objects not yet held: their means (if any) come in
+            width = x.shape[1]
+            for k, obj in enumerate(batch):
+                if rows[k] < 0:
+                    f = obj.feature
+                    if f is not None and (f.dtype != _F64 or f.shape != (width,)):
+                        self._one_by_one(batch, features)
+                        return
+            for k, obj in enumerate(batch):
+                if rows[k] < 0:
+                    rows[k] = self._take(obj)
+        x /= np.sqrt(_row_dots(x))[:, None]
+        mean = x.copy()
+        at = np.array(rows, dtype=np.intp)
+        old = self.has_mean[at]
+        if old.any():
+            held = at[old]
+            n = self.count[held].astype(np.float64)[:, None]
+            m = self.means[held] * n
+            m += x[old]
+            m /= n + 1.0
+            mean[old] = m
+        norms = np.sqrt(_row_dots(mean))
+        # each row over its own norm (elementwise: the quotients of ``mean[k] / norm``); a
+        # zero norm leaves the sighting's own vector
+        zero = ~(norms > 0.0)
+        mean /= np.where(zero, 1.0, norms)[:, None]
+        if zero.any():
+            mean[zero] = x[zero]
+        self.means[at] = mean
+        self.count[at] += 1
+        self.has_mean[at] = True
+
+    def _take(self, obj: ObjectState) -> int:
+        """A row for ``obj``, holding its mean and count."""
+        if not self.free:
+            self._grow()
+        row = self.free.pop()
+        self.slot[obj.id] = row
+        self.owner[row] = obj
+        self.count[row] = obj.n_features
+        if obj.feature is None:
+            self.has_mean[row] = False
+        else:
+            self.has_mean[row] = True
+            self.means[row] = obj.feature  # type: ignore[index]
+        return row
+
+    def _grow(self) -> None:
+        assert self.means is not None
+        have = len(self.owner)
+        more = max(64, have)
+        self.means = np.concatenate([self.means, np.empty((more, self.means.shape[1]))])
+        self.count = np.concatenate([self.count, np.zeros(more, dtype=np.int64)])
+        self.has_mean = np.concatenate([self.has_mean, np.zeros(more, dtype=bool)])
+        self.owner.extend([None] * more)
+        self.free.extend(range(have + more - 1, have - 1, -1))  # lowest rows first
+
+    def _one_by_one(self, batch: list[ObjectState], features: list[np.ndarray]) -> None:
+        for obj, feature in zip(batch, features, strict=True):
+            self.release(obj.id)
+            _update_embedding(obj, feature)
+
+    def release(self, object_id: int | None) -> None:
+        """Write ``object_id``'s mean and count back to it and free its row (if it has one)."""
+        row = self.slot.pop(object_id, None)  # type: ignore[arg-type]
+        if row is None:
+            return
+        obj = self.owner[row]
+        self.owner[row] = None
+        self.free.append(row)
+        assert obj is not None and self.means is not None
+        if self.has_mean[row]:
+            obj.feature = self.means[row].copy()
+        obj.n_features = int(self.count[row])
+
+    def release_all(self) -> None:
+        for oid in list(self.slot):
+            self.release(oid)
 
 
 _DOT_CHECKED: dict[int, bool] = {}
@@ -177,46 +309,6 @@ def _row_dots(a: np.ndarray) -> np.ndarray:
     if same:
         return np.matmul(a[:, None, :], a[:, :, None])[:, 0, 0]
     return np.array([x.dot(x) for x in a])
-
-
-def _fold_embeddings(batch: list[tuple[ObjectState, np.ndarray]]) -> None:
-    """:func:`_update_embedding` of each ``(object, embedding)`` of ``batch`` (distinct
-    objects), computed over all of them at once: the conversion, the norms (:func:`_row_dots`
-    and a correctly rounded square root, as ``math.sqrt``), the running mean's product, sum
-    and quotient are elementwise, so each row gets exactly the floats its own update gives.
-    Each object is left with an array of its own (not a view of the batch's)."""
-    width = batch[0][1].shape[0]
-    old = [k for k, (obj, _) in enumerate(batch) if obj.feature is not None]
-    olds = [batch[k][0].feature for k in old]
-    try:  # each f.astype(float64); a ragged batch does not stack
-        x = np.array([f for _, f in batch], dtype=np.float64)
-        prior = np.array(olds) if old else None
-    except ValueError:
-        x = prior = None
-    if (x is None or x.shape != (len(batch), width)
-            or (prior is not None and (prior.shape != (len(old), width)
-                                       or {f.dtype for f in olds} != {_F64}))):
-        for obj, feature in batch:  # mixed widths: as update_object does it, one by one
-            _update_embedding(obj, feature)
-        return
-    x /= np.sqrt(_row_dots(x))[:, None]
-    mean = x.copy()
-    if prior is not None:
-        n = np.array([batch[k][0].n_features for k in old], dtype=np.float64)[:, None]
-        m = prior * n
-        m += x[old]
-        m /= n + 1.0
-        mean[old] = m
-    norms = np.sqrt(_row_dots(mean))
-    # each row over its own norm (elementwise: the quotients of ``mean[k] / norm``), then a
-    # copy of its own for each object; a zero norm leaves the sighting's own vector
-    zero = ~(norms > 0.0)
-    mean /= np.where(zero, 1.0, norms)[:, None]
-    if zero.any():
-        mean[zero] = x[zero]
-    for (obj, _), row in zip(batch, mean, strict=True):
-        obj.feature = row.copy()
-        obj.n_features += 1
 
 
 class Touched:

@@ -14,7 +14,6 @@ import pytest
 from locimem.errors import IntegrityError
 from locimem.interchange.directory import TABLES, _encode_value, _line
 from locimem.interchange.export import _BatchEncoder, _encode_line
-from locimem.store.sqlite.codec import encode_json
 
 COMMITS = next(t for t in TABLES if t.name == "commits")
 EVENTS = next(t for t in TABLES if t.name == "events")
@@ -77,17 +76,28 @@ def test_a_blob_where_text_belongs_is_refused_as_row_by_row():
         _BatchEncoder(COMMITS, None)(rows)
 
 
-def test_canonical_json_encoder_is_encode_json():
-    from locimem.interchange.directory import _value_encoder
+@pytest.mark.parametrize("settings", [
+    {"sort_keys": True, "separators": (",", ":"), "allow_nan": False},
+    {"separators": (",", ":"), "allow_nan": False},
+    {"sort_keys": True, "separators": (",", ":"), "allow_nan": False, "ensure_ascii": False},
+])
+def test_one_shot_encoder_is_the_encoders_encode(settings):
+    from locimem.jsontext import one_shot
 
-    fast = _value_encoder(encode_json)
+    encoder = json.JSONEncoder(**settings)
+    fast = one_shot(encoder)
     for text in _JSON[1:]:
         value = json.loads(text)
-        assert fast(value) == encode_json(value)
+        assert fast(value) == encoder.encode(value)
     for s in _STRINGS:
-        assert fast(s) == encode_json(s)
-    with pytest.raises(ValueError):
-        fast([math.inf])
+        assert fast(s) == encoder.encode(s)
+    for value in ({"b": 1.5, "a": [1, None, True]}, 0.1 + 0.2, -0.0, 10**20, [], {}):
+        assert fast(value) == encoder.encode(value)
+    for bad in ([math.inf], {"a": math.nan}, {"k": object()}):
+        with pytest.raises((ValueError, TypeError)):
+            encoder.encode(bad)
+        with pytest.raises((ValueError, TypeError)):
+            fast(bad)
 
 
 # -- import ------------------------------------------------------------------------------------

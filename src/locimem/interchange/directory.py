@@ -81,6 +81,7 @@ from locimem.errors import (
     NotFound,
     SchemaVersionError,
 )
+from locimem.jsontext import one_shot
 from locimem.progress import Progress
 from locimem.store.sqlite.schema import SCHEMA_VERSION
 
@@ -105,35 +106,12 @@ MIN_HMAC_KEY_BYTES = 16
 _AGAIN = "export the memory again, or copy the directory again from where it was made"
 
 
-_line = json.JSONEncoder(sort_keys=True, separators=(",", ":"), allow_nan=False,
-                         ensure_ascii=False).encode
+_LINE = json.JSONEncoder(sort_keys=True, separators=(",", ":"), allow_nan=False,
+                         ensure_ascii=False)
+_line = _LINE.encode
 
 
-def _value_encoder(encode: Any) -> Any:
-    """``encode`` (a :class:`json.JSONEncoder`'s bound ``encode``) without the new C encoder
-    ``JSONEncoder.encode`` builds on every call: the same C encoder, with the same settings,
-    made once (without the check for circular references: values decoded from JSON have
-    none). Its text is ``encode``'s, value for value — and, the encoder being compositional,
-    the text of that value inside any larger one."""
-    encoder = encode.__self__
-    c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
-    if c_make_encoder is None or encoder.indent is not None:  # pragma: no cover - CPython
-        return encode
-    strings = (json.encoder.encode_basestring_ascii if encoder.ensure_ascii
-               else json.encoder.encode_basestring)
-    make = c_make_encoder(None, encoder.default, strings, None, encoder.key_separator,
-                          encoder.item_separator, encoder.sort_keys, encoder.skipkeys,
-                          encoder.allow_nan)
-
-    def fast(value: Any) -> str:
-        if isinstance(value, str):  # as JSONEncoder.encode does
-            return strings(value)
-        return "".join(make(value, 0))
-
-    return fast
-
-
-_encode_value = _value_encoder(_line)
+_encode_value = one_shot(_LINE)
 """``_line`` of one value, faster."""
 
 

@@ -49,7 +49,6 @@ from locimem.interchange.directory import (
     _loads,
     _Table,
     _Ticks,
-    _value_encoder,
     verify_directory,
 )
 from locimem.interchange.row_checks import columns_fine, row_problem
@@ -65,7 +64,6 @@ if TYPE_CHECKING:
 __all__ = ["ImportReport", "import_memory"]
 
 _scan = _loads.__self__.scan_once  # type: ignore[attr-defined]  # one JSON value at an index
-_canonical = _value_encoder(encode_json)  # encode_json, faster
 _INTS = frozenset({int})
 _INT_OR_NONE = frozenset({int, type(None)})
 _ROWS_IN_A_LINE = re.compile(r"\}\s*,\s*\{")  # (what joins two objects of an array)
@@ -495,7 +493,7 @@ class _RowReader:
             for i, codec in self.specials:  # the embeddings last
                 col = values[i]
                 if codec == "j":
-                    decoded[i] = [None if v is None else _canonical(v) for v in col]
+                    decoded[i] = [None if v is None else encode_json(v) for v in col]
                 elif codec in ("f32", "f64"):
                     decoded[i] = self._embeddings(col)  # (last: it reads the .npy)
                 else:

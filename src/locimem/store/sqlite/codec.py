@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from locimem.jsontext import one_shot
 from locimem.model import (
     NO_IDS,
     Commit,
@@ -69,10 +70,11 @@ UPSERT_OBJECT = (
 UPDATE_MISSED = "UPDATE objects SET n_missed = ?, absence_s = ? WHERE id = ?"
 """An object looked at and missed, nothing else (``RowChanges.missed``): two columns change."""
 
-encode_json = json.JSONEncoder(separators=(",", ":"), sort_keys=True, allow_nan=False).encode
+encode_json = one_shot(json.JSONEncoder(separators=(",", ":"), sort_keys=True,
+                                       allow_nan=False))
 """Canonical compact JSON (keys sorted, no NaN): the text of every JSON column but the hot
 ones."""
-encode_json_ordered = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
+encode_json_ordered = one_shot(json.JSONEncoder(separators=(",", ":"), allow_nan=False))
 """Compact JSON with keys in the order given (faster; label masses, held sightings, miss
 credits)."""
 

@@ -71,6 +71,29 @@ def test_matrix_quaternion_round_trip_covers_every_branch():
         np.testing.assert_allclose(back, q, atol=1e-12)
 
 
+def test_rotation_matrix_is_scipys_for_any_quaternion():
+    """The closed form is scipy's ``from_quat(...).as_matrix()`` (its arithmetic: within an
+    ulp or two of whichever scipy is installed, the bits of the one it was written against),
+    for quaternions of any scale, with zeros, unit or not; a rotation, read-only."""
+    from scipy.spatial.transform import Rotation
+
+    rng = np.random.default_rng(7)
+    for k in range(3000):
+        q = rng.normal(size=4) * 10.0 ** rng.uniform(-3, 3)
+        if k % 5 == 0:
+            q[rng.integers(4)] = 0.0
+        w, x, y, z = (float(v) for v in q)
+        mine = rotation_matrix_from_wxyz((w, x, y, z))
+        np.testing.assert_array_max_ulp(mine, Rotation.from_quat([x, y, z, w]).as_matrix(),
+                                        maxulp=2)
+        np.testing.assert_allclose(mine @ mine.T, np.eye(3), atol=1e-14)
+        assert not mine.flags.writeable
+    assert rotation_matrix_from_wxyz(YAW_90).round(15).tolist() == [
+        [0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]
+    with pytest.raises(InvalidInput):
+        rotation_matrix_from_wxyz((0.0, 0.0, 0.0, 0.0))
+
+
 def test_look_at_points_the_optical_axis_at_the_target_with_a_level_horizon():
     c = look_at((1.0, 1.0, 1.3), (3.0, 2.0, 0.8))
     body = to_camera_frame(c, [[3.0, 2.0, 0.8]])

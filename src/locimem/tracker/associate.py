@@ -102,7 +102,7 @@ class _Associator:
         cosines: dict[int, float] = {}
         best_oid, second = None, -2.0
         if feature is not None:
-            norm = float(np.linalg.norm(feature))
+            norm = float(np.sqrt(feature.dot(feature)))  # np.linalg.norm's arithmetic
             best = -2.0
             for _, oid in near:
                 f = objects[oid].feature

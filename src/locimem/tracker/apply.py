@@ -72,16 +72,16 @@ def _update_fields(obj: ObjectState, obs: Observation, camera: bool) -> bool:
     mass[label] = mass.get(label, 0.0) + obs.confidence
     # the estimate's information, in sightings at the reference noise: a jump starts afresh;
     # a step of gain w took information i to i / (1 - w) (a Kalman update, recorded as w)
-    info = obj.pos_info if obj.pos_info > 0.0 else float(max(obj.n_detections, 1))
+    info, n = obj.pos_info, obj.n_detections
     if w < 1.0:
-        obj.pos_info = info / (1.0 - w)
-    elif obj.n_detections > 0 or obj.pos_info <= 0.0:  # a first sighting keeps what it was worth
+        obj.pos_info = (info if info > 0.0 else float(max(n, 1))) / (1.0 - w)
+    elif n > 0 or info <= 0.0:  # a first sighting keeps what it was worth
         obj.pos_info = 1.0
-    c, d = obj.center, obs.center
-    obj.center = (c[0] + w * (d[0] - c[0]), c[1] + w * (d[1] - c[1]), c[2] + w * (d[2] - c[2]))
-    s, e = obj.size, obs.size
-    obj.size = (s[0] + w * (e[0] - s[0]), s[1] + w * (e[1] - s[1]), s[2] + w * (e[2] - s[2]))
-    obj.n_detections += 1
+    (cx, cy, cz), (dx, dy, dz) = obj.center, obs.center
+    obj.center = (cx + w * (dx - cx), cy + w * (dy - cy), cz + w * (dz - cz))
+    (sx, sy, sz), (ex, ey, ez) = obj.size, obs.size
+    obj.size = (sx + w * (ex - sx), sy + w * (ey - sy), sz + w * (ez - sz))
+    obj.n_detections = n + 1
     if w == 1.0 and obj.held:  # a jump: what was held back refers to the old place
         obj.held = ()
     if obs.track_id is not None:
@@ -135,8 +135,9 @@ def replay(state: MemoryState, records: Iterable[Record], lost_after_s: float) -
     try:
         for record in records:
             if type(record) is Observation:
-                if record.seq >= state.next_seq:
-                    state.next_seq = record.seq + 1
+                seq = record.seq
+                if seq >= state.next_seq:
+                    state.next_seq = seq + 1
                 oid = record.object_id
                 if oid is None:
                     _apply_rejection(state, record, None)
@@ -150,9 +151,7 @@ def replay(state: MemoryState, records: Iterable[Record], lost_after_s: float) -
                     batch.append(obj)
                     features.append(feature)
                     waiting.add(oid)
-                    if state.feature_dim is None:
-                        state.feature_dim = int(feature.shape[0])
-                elif feature is not None and state.feature_dim is None:
+                if feature is not None and state.feature_dim is None:
                     state.feature_dim = int(feature.shape[0])
                 continue
             if type(record) is not Commit:  # an event: it may read the embeddings it names
@@ -221,16 +220,22 @@ class _RunningMeans:
                 if rows[k] < 0:
                     rows[k] = self._take(obj)
         x /= np.sqrt(_row_dots(x))[:, None]
-        mean = x.copy()
         at = np.array(rows, dtype=np.intp)
         old = self.has_mean[at]
-        if old.any():
-            held = at[old]
-            n = self.count[held].astype(np.float64)[:, None]
-            m = self.means[held] * n
-            m += x[old]
-            m /= n + 1.0
-            mean[old] = m
+        if old.all():  # the common case: every object has a mean (no masks, no copy)
+            n = self.count[at].astype(np.float64)[:, None]
+            mean = self.means[at] * n
+            mean += x
+            mean /= n + 1.0
+        else:  # a first embedding's mean is the sighting's own vector
+            mean = x.copy()
+            if old.any():
+                held = at[old]
+                n = self.count[held].astype(np.float64)[:, None]
+                m = self.means[held] * n
+                m += x[old]
+                m /= n + 1.0
+                mean[old] = m
         norms = np.sqrt(_row_dots(mean))
         # each row over its own norm (elementwise: the quotients of ``mean[k] / norm``); a
         # zero norm leaves the sighting's own vector

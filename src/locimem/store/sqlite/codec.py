@@ -119,12 +119,15 @@ def observation_row(scope: str, o: Observation) -> tuple[Any, ...]:
 
 
 def observation_from_row(row: Sequence[Any]) -> Observation:
-    # positional, in the dataclass's field order (a replay decodes a million of these)
+    # unpacked at once and passed by position, in the dataclass's field order (a replay
+    # decodes a million of these)
+    (seq, commit, _, t, index, oid, label, confidence, cx, cy, cz, sx, sy, sz, weight, tier,
+     rejected, track_id, orientation, feature, key) = row
     return Observation(
-        row[0], row[1], row[3], row[4], row[6], row[7], (row[8], row[9], row[10]),
-        (row[11], row[12], row[13]), row[5], row[15], row[14], row[16], row[17],
-        None if row[18] is None else tuple(json.loads(row[18])),
-        None if row[19] is None else _frombuffer(row[19], _F32), row[20],
+        seq, commit, t, index, label, confidence, (cx, cy, cz), (sx, sy, sz), oid, tier,
+        weight, rejected, track_id,
+        None if orientation is None else tuple(json.loads(orientation)),
+        None if feature is None else _frombuffer(feature, _F32), key,
     )
 
 

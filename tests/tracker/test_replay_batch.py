@@ -133,3 +133,53 @@ def test_batches_and_releases_in_any_order_equal_one_by_one() -> None:
         assert a.n_features == b.n_features
         assert a.feature.tobytes() == b.feature.tobytes()
         assert a.feature.flags.owndata
+
+
+def test_a_replay_writes_back_the_means_an_event_reads() -> None:
+    """An event that names objects reads their embeddings as the sightings before it left
+    them: two cups sighted with embeddings, merged (the survivor averages both means), then
+    sighted again and one forgotten — a replay (means in a matrix, written back only when an
+    event names an object) ends with the state ``apply`` gives record by record, to the
+    bit, whichever cup the merge absorbs."""
+    import math
+
+    from locimem.model import Commit, Event, EventKind, Observation
+    from locimem.tracker.apply import apply, replay
+    from locimem.tracker.state import MemoryState
+
+    rng = np.random.default_rng(9)
+    seq = iter(range(1, 1000))
+
+    def sighting(commit: int, t: float, oid: int) -> Observation:
+        return Observation(next(seq), commit, t, 0, "cup", 0.9, (1.0, float(oid), 0.5),
+                           (0.1, 0.1, 0.1), oid, "track", 0.5,
+                           feature=rng.standard_normal(8).astype(np.float32))
+
+    def event(commit: int, t: float, kind: EventKind, oid: int, data: dict) -> Event:
+        return Event(next(seq), commit, t, kind, oid, "cup", data)
+
+    records: list = [Commit(1, "scan", 0.0, 0.0, "tracker", None, 2)]
+    for oid in (1, 2):
+        records.append(event(1, 0.0, EventKind.APPEARED, oid, {
+            "label": "cup", "center": [1.0, float(oid), 0.5], "size": [0.1, 0.1, 0.1]}))
+    for k in range(2, 6):  # several commits of sightings: one batch per repeat
+        records.append(Commit(k, "scan", float(k), 0.0, "tracker", None, 2))
+        records += [sighting(k, float(k), 1), sighting(k, float(k), 2)]
+    records.append(event(5, 5.0, EventKind.MERGED, 1, {
+        "absorbed": 2, "center": [1.0, 1.5, 0.5], "size": [0.1, 0.1, 0.1],
+        "label_mass": {"cup": 7.2}, "n_detections": 8}))
+    records.append(Commit(6, "scan", 6.0, 0.0, "tracker", None, 1))
+    records.append(sighting(6, 6.0, 1))
+    records.append(event(6, 6.0, EventKind.FORGOTTEN, 1, {"actor": "test", "reason": None}))
+
+    live = MemoryState()
+    for r in records:
+        apply(live, r, math.inf)
+    replayed = MemoryState()
+    replayed.defer_indexes()
+    replay(replayed, records, math.inf)
+    assert set(replayed.objects) == set(live.objects) == set()
+    a, b = replayed.tombstones[1].obj, live.tombstones[1].obj
+    assert a.n_features == b.n_features == 9  # four and four sightings merged, then one
+    assert a.feature.tobytes() == b.feature.tobytes()
+    assert a.feature.flags.owndata

@@ -99,7 +99,9 @@ class TrackerConfig:
 
     A low cosine (below ``feature_match_min``) does not rule out a same-label object within
     half the tight radius (one thing seen again, whatever a noisy embedding says), but does
-    beyond it: a look-alike neighbour 10-20 cm away is another thing.
+    beyond it: a look-alike neighbour 10-20 cm away is another thing — and so, even within
+    it, is one nearer orthogonal than alike (below ``feature_match_min - 3 *
+    feature_margin``, 0.5).
 
     Moves nobody watched: an identity whose place was found empty (doubted, or lost at most
     ``relocate_window_s`` ago) and a new identity with its label elsewhere, first seen after

@@ -271,6 +271,30 @@ def test_a_same_place_same_label_sighting_with_a_middling_embedding_is_the_same_
         assert [o.id for o in mem.objects()] == [1]
 
 
+@pytest.mark.parametrize(("cosine", "same"), [(0.45, False), (0.55, True), (0.9, True)])
+def test_a_new_neighbour_7cm_away_that_looks_unlike_is_not_the_known_one(cosine: float,
+                                                                        same: bool) -> None:
+    """A cup seen six times; then only a cup 7 cm from it is detected (within half the
+    tight radius, where a noisy embedding does not rule a same-label sighting out). Looking
+    nearer orthogonal than alike to the known cup (cosine below ``feature_match_min - 3 *
+    feature_margin``, 0.5) it is another cup put beside it — the known one is not pulled
+    toward it — while a middling likeness is the known cup seen again. (On the clutter days a
+    new cup at the end of a row took its neighbour's identity, and that one its neighbour's.)"""
+    known, look = _looks_at_cosine(17, cosine)
+    cup = (0.09, 0.09, 0.1)
+    with ObjectMemory.open() as mem:
+        for k in range(6):
+            mem.observe(float(k), [Detection("cup", 0.9, (1.0, 0.0, 0.8), cup, feature=known)])
+        r = mem.observe(6.0, [Detection("cup", 0.9, (1.07, 0.0, 0.8), cup, feature=look)])
+        if same:
+            assert r.assignments == (1,)
+            assert [o.id for o in mem.objects()] == [1]
+        else:
+            assert r.assignments == (2,)
+            assert sorted(o.id for o in mem.objects()) == [1, 2]
+            assert mem.get(1).center == pytest.approx((1.0, 0.0, 0.8), abs=1e-9)
+
+
 def test_a_glimpse_whose_box_is_a_guess_is_doubted_not_lost_when_its_place_reads_empty() -> None:
     """A glass seen once 1.6 m away, its box 2 cm off: the box's place is surely on the glass
     only to 0.19 (``place_certainty``), so looks that see through it — beside the glass, perhaps

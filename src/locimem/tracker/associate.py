@@ -133,11 +133,14 @@ class _Associator:
                           and cos >= fmin + (0.0 if label_ok else config.feature_label_strict)
                           and cos - second >= config.feature_margin)
             # embeddings weigh in the cost; they rule a pair out only against weaker spatial
-            # evidence: not for a live object with the same label within the tight radius (one
-            # thing seen again, whatever a noisy embedding says) — but a lost one that comes
-            # back looking different is another thing put in its place
+            # evidence: not for a live object with the same label within half the tight radius
+            # (one thing seen again, whatever a noisy embedding says) unless they are nearer
+            # orthogonal than alike (a new neighbour: the assignment takes any allowed pair
+            # before leaving a detection unmatched) — and a lost one that comes back looking
+            # different is another thing put in its place
             unlike = (cos is not None and cos < fmin and not same_track
-                      and (lost or not (label_ok and d <= tight / 2)))
+                      and (lost or not (label_ok and d <= tight / 2)
+                           or cos < fmin - 3.0 * config.feature_margin))
             if lost:
                 if unlike or not self._reacquirable(obj, cos):
                     continue

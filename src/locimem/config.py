@@ -100,8 +100,8 @@ class TrackerConfig:
     A low cosine (below ``feature_match_min``) does not rule out a same-label object within
     half the tight radius (one thing seen again, whatever a noisy embedding says), but does
     beyond it: a look-alike neighbour 10-20 cm away is another thing — and so, even within
-    it, is one nearer orthogonal than alike (below ``feature_match_min - 3 *
-    feature_margin``, 0.5).
+    it, is one whose cosine is below ``feature_unlike_max`` (0.5: nearer orthogonal than
+    alike).
 
     Moves nobody watched: an identity whose place was found empty (doubted, or lost at most
     ``relocate_window_s`` ago) and a new identity with its label elsewhere, first seen after
@@ -233,6 +233,7 @@ class TrackerConfig:
     merge_min_iou: float = 0.25
     feature_margin: float = 0.1
     feature_label_strict: float = 0.1
+    feature_unlike_max: float = 0.5
     delta_move_m: float = 0.5
     delta_size_ratio: float = 1.5
     delta_confirm_after: int = 3
@@ -292,7 +293,7 @@ class TrackerConfig:
                 raise InvalidInput(f"{name} must be in (0, 1), got {getattr(self, name)}")
         for name in ("feature_match_min", "min_detection_confidence", "position_alpha",
                      "new_object_min_confidence", "merge_min_iou", "feature_margin",
-                     "feature_label_strict"):
+                     "feature_label_strict", "feature_unlike_max"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise InvalidInput(f"{name} must be in [0, 1], got {getattr(self, name)}")
 

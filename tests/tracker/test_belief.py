@@ -276,8 +276,8 @@ def test_a_new_neighbour_7cm_away_that_looks_unlike_is_not_the_known_one(cosine:
                                                                         same: bool) -> None:
     """A cup seen six times; then only a cup 7 cm from it is detected (within half the
     tight radius, where a noisy embedding does not rule a same-label sighting out). Looking
-    nearer orthogonal than alike to the known cup (cosine below ``feature_match_min - 3 *
-    feature_margin``, 0.5) it is another cup put beside it — the known one is not pulled
+    nearer orthogonal than alike to the known cup (cosine below ``feature_unlike_max``,
+    0.5) it is another cup put beside it — the known one is not pulled
     toward it — while a middling likeness is the known cup seen again. (On the clutter days a
     new cup at the end of a row took its neighbour's identity, and that one its neighbour's.)"""
     known, look = _looks_at_cosine(17, cosine)
@@ -293,6 +293,20 @@ def test_a_new_neighbour_7cm_away_that_looks_unlike_is_not_the_known_one(cosine:
             assert r.assignments == (2,)
             assert sorted(o.id for o in mem.objects()) == [1, 2]
             assert mem.get(1).center == pytest.approx((1.0, 0.0, 0.8), abs=1e-9)
+
+
+def test_how_unlike_a_near_sighting_must_look_is_the_configs() -> None:
+    """``feature_unlike_max`` is the line: at 0.4 the 0.45 sighting 7 cm off is the known cup
+    again; outside [0, 1] it is refused."""
+    known, look = _looks_at_cosine(17, 0.45)
+    cup = (0.09, 0.09, 0.1)
+    with ObjectMemory.open(config=TrackerConfig(feature_unlike_max=0.4)) as mem:
+        for k in range(6):
+            mem.observe(float(k), [Detection("cup", 0.9, (1.0, 0.0, 0.8), cup, feature=known)])
+        r = mem.observe(6.0, [Detection("cup", 0.9, (1.07, 0.0, 0.8), cup, feature=look)])
+        assert r.assignments == (1,)
+    with pytest.raises(InvalidInput, match="feature_unlike_max"):
+        TrackerConfig(feature_unlike_max=1.5)
 
 
 def test_a_glimpse_whose_box_is_a_guess_is_doubted_not_lost_when_its_place_reads_empty() -> None:

@@ -199,13 +199,12 @@ class _RunningMeans:
             x = np.array(features, dtype=np.float64)
         except ValueError:
             x = None
-        means = self.means
-        if x is None or x.ndim != 2 or x.shape[1] == 0 or (means is not None
-                                                         and x.shape[1] != means.shape[1]):
+        if x is None or x.ndim != 2 or x.shape[1] == 0 or (
+                self.means is not None and x.shape[1] != self.means.shape[1]):
             self._one_by_one(batch, features)
             return
-        if means is None:
-            means = self.means = np.empty((0, x.shape[1]))
+        if self.means is None:
+            self.means = np.empty((0, x.shape[1]))
         slot = self.slot
         rows = [slot.get(obj.id, -1) for obj in batch]
         if -1 in rows:  # objects not yet held: their means (if any) come in

@@ -140,7 +140,7 @@ class _Associator:
             # different is another thing put in its place
             unlike = (cos is not None and cos < fmin and not same_track
                       and (lost or not (label_ok and d <= tight / 2)
-                           or cos < fmin - 3.0 * config.feature_margin))
+                           or cos < config.feature_unlike_max))
             if lost:
                 if unlike or not self._reacquirable(obj, cos):
                     continue

@@ -230,7 +230,9 @@ class _Detector:
             if entry.label != obj.label or pid == obj.id:
                 continue
             live = self.state.objects.get(pid)
-            if live is not None and live.n_detections > 0 and not live.lost:
+            if live is None:  # merged into another identity (or forgotten): no longer a thing
+                continue
+            if live.n_detections > 0 and not live.lost:
                 continue
             d = math.dist(entry.center, obj.place)
             if (best is None or (d, pid) < best) and not self._open_moves_of(pid):

@@ -79,3 +79,50 @@ def test_results_carry_both_runs_for_every_scan(suite):
     assert set(result.runs) == set(result.reports) == {"locimem", "naive"}
     for run in result.runs.values():
         assert len(run.frames) == len(result.scenario.frames)
+
+
+def _day_of_looks(toward: str, removed_at: float):
+    """A six-scan day (t = 0..5) built on the `removals` scenario's world: the camera looks
+    at a table place where ``toward[k]`` is "T", away where it is "-"; the thing standing
+    there is removed at ``removed_at``."""
+    import dataclasses
+
+    from locimem.geometry import look_at
+    from locimem.sim.scenario import Frame, Truth, WorldEvent
+    from locimem.sim.scenarios import build
+
+    base = build("removals")
+    place = (2.0, 0.0, 0.8)
+    frames = []
+    for k, where in enumerate(toward):
+        target = place if where == "T" else (2.0, 5.0, 0.8)
+        frames.append(Frame(k, float(k), look_at((0.0, 0.0, 1.2), target, fov_deg=60.0,
+                                                  range_m=5.0), (), (),
+                            Truth({}, {}, frozenset(), frozenset())))
+    events = (WorldEvent(removed_at, "remove", 99, place),)
+    return dataclasses.replace(base, frames=tuple(frames), events=events)
+
+
+def test_the_removal_phantom_floor_counts_the_scans_before_the_kth_look():
+    from locimem.bench.quality import removal_phantom_floor
+
+    day = _day_of_looks("-T-TTT", removed_at=1.0)  # looks at scans 1, 3, 4, 5
+    assert [removal_phantom_floor(day, k) for k in (1, 2, 3, 4)] == [0.0, 2 / 6, 3 / 6, 4 / 6]
+    assert removal_phantom_floor(day, 5) == 5 / 6  # never a fifth look: to the end of the day
+    # a look before the removal is not a look at the emptied place
+    assert removal_phantom_floor(_day_of_looks("TT-T--", removed_at=2.0), 2) == 3 / 6
+    assert removal_phantom_floor(_day_of_looks("------", removed_at=0.0), 2) == 0.0  # unseen
+    with pytest.raises(ValueError, match="at least 1"):
+        removal_phantom_floor(day, 0)
+
+
+def test_the_seed_sweep_prints_the_floor_of_its_worst_seed():
+    from locimem.bench.quality import removal_phantom_floor, run_seed_sweep
+    from locimem.sim.scenarios import build
+
+    out = io.StringIO()
+    run_seed_sweep(out, scenarios=["removals"], seed_list=[6])
+    rows = [line for line in out.getvalue().splitlines() if line.startswith("| removals |")]
+    floors = [removal_phantom_floor(build("removals", 6), k) for k in (2, 3)]
+    assert rows[-1] == f"| removals | {floors[0]:.3f} | {floors[1]:.3f} |"
+    assert "| scenario | 2 looks | 3 looks |" in out.getvalue()

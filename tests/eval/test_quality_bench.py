@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import math
 import re
 
 import pytest
 
-from locimem.bench.quality import METRICS, run_quality_suite
+from locimem.bench.quality import (
+    METRICS,
+    removal_phantom_floor,
+    run_quality_suite,
+    run_seed_sweep,
+)
+from locimem.geometry import look_at
+from locimem.sim.scenario import Frame, Truth, WorldEvent
+from locimem.sim.scenarios import build
 
 
 @pytest.fixture(scope="module")
@@ -85,12 +94,6 @@ def _day_of_looks(toward: str, removed_at: float):
     """A six-scan day (t = 0..5) built on the `removals` scenario's world: the camera looks
     at a table place where ``toward[k]`` is "T", away where it is "-"; the thing standing
     there is removed at ``removed_at``."""
-    import dataclasses
-
-    from locimem.geometry import look_at
-    from locimem.sim.scenario import Frame, Truth, WorldEvent
-    from locimem.sim.scenarios import build
-
     base = build("removals")
     place = (2.0, 0.0, 0.8)
     frames = []
@@ -104,8 +107,6 @@ def _day_of_looks(toward: str, removed_at: float):
 
 
 def test_the_removal_phantom_floor_counts_the_scans_before_the_kth_look():
-    from locimem.bench.quality import removal_phantom_floor
-
     day = _day_of_looks("-T-TTT", removed_at=1.0)  # looks at scans 1, 3, 4, 5
     assert [removal_phantom_floor(day, k) for k in (1, 2, 3, 4)] == [0.0, 2 / 6, 3 / 6, 4 / 6]
     assert removal_phantom_floor(day, 5) == 5 / 6  # never a fifth look: to the end of the day
@@ -117,9 +118,6 @@ def test_the_removal_phantom_floor_counts_the_scans_before_the_kth_look():
 
 
 def test_the_seed_sweep_prints_the_floor_of_its_worst_seed():
-    from locimem.bench.quality import removal_phantom_floor, run_seed_sweep
-    from locimem.sim.scenarios import build
-
     out = io.StringIO()
     run_seed_sweep(out, scenarios=["removals"], seed_list=[6])
     rows = [line for line in out.getvalue().splitlines() if line.startswith("| removals |")]

@@ -166,7 +166,7 @@ def test_a_map_entry_whose_identity_was_merged_away_is_not_taken_for_a_moved_thi
     mem.confirm_delta(1, actor="alice")
     assert [d["object"] for d in mem.consolidate()] == [4]
     merged = mem.merge(3, 4, actor="alice", reason="the plant is part of the counter")
-    assert 4 in mem.prior_map()  # (the entry stays: the map is the person's to edit)
+    assert 4 in mem.prior_map()  # the entry stays (what becomes of it is a person's call)
     _scans(mem, 10.0, 6, [Detection("plant", 0.9, (2.0, 3.0, 0.3), (0.3, 0.3, 0.6))])
     assert [d for d in mem.deltas() if d["object"] == 4 and d["opened_at"] > 7.0] == []
     assert [e for e in mem.events(kind="DELTA") if e.object_id == 4

@@ -165,7 +165,12 @@ class TrackerConfig:
     below ``lost_below`` (out-of-view time alone never loses an object) — except that a promoted
     object the camera has seen in fewer than ``lost_min_sightings`` scans is only doubted by
     looks that missed it, unless one saw its place through (its box, from so few sightings, may
-    not be where it stands, so a look "at" it may not have been). Every object that is not lost
+    not be where it stands, so a look "at" it may not have been). Publication is quicker to go
+    than existence: a published object is withdrawn (``doubted``) once
+    ``doubt_after_misses`` or more looks since its last sighting have multiplied the odds of
+    its existence by less than ``withdraw_ratio`` (0.003: two plain misses of a thing detected
+    95 % of the time; 0: never), though it is lost only at ``lost_below`` (a status only: the
+    tracker's own rules read doubted as below ``publish_min``). Every object that is not lost
     is matchable, and a lost one stays re-acquirable for the window. A tentative object that
     would be lost is ``EXPIRED`` instead.
 
@@ -223,6 +228,7 @@ class TrackerConfig:
     promote_camera_min_mass: float = 1.8
     promote_confidence: float = 0.7
     lost_min_sightings: int = 2
+    withdraw_ratio: float = 0.003
     depth_noise_m: float = 0.01
     depth_noise_per_m: float = 0.005
     range_edge: float = 0.8
@@ -293,7 +299,7 @@ class TrackerConfig:
                 raise InvalidInput(f"{name} must be in (0, 1), got {getattr(self, name)}")
         for name in ("feature_match_min", "min_detection_confidence", "position_alpha",
                      "new_object_min_confidence", "merge_min_iou", "feature_margin",
-                     "feature_label_strict", "feature_unlike_max"):
+                     "feature_label_strict", "feature_unlike_max", "withdraw_ratio"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise InvalidInput(f"{name} must be in [0, 1], got {getattr(self, name)}")
 

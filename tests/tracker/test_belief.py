@@ -205,6 +205,34 @@ def test_an_occluded_place_and_an_empty_one_are_told_apart_at_coarse_resolution(
         assert mem.get(1).status is ObjectStatus.CONFIRMED
 
 
+@pytest.mark.parametrize(("ratio", "published"), [(0.003, 1), (0.0, 3)])
+def test_publication_is_withdrawn_before_existence_is_given_up(ratio, published) -> None:
+    """A remote seen twenty times (its detection probability learned to 0.95) and then taken
+    away: its table reads "occupied" either way, so only the detector speaks. Two plain
+    misses make it 400 times less likely to be there — it is no longer published (doubted) —
+    while LOST waits for the odds to fall to ``lost_below``'s, at the fourth. With
+    ``withdraw_ratio`` 0 it stays published until then."""
+    remote_c, remote_s = (2.0, 0.1, 0.76), (0.18, 0.05, 0.02)
+    there = _camera(remote_c, [(remote_c, remote_s)])
+    gone = _camera(remote_c)
+    with ObjectMemory.open(config=TrackerConfig(withdraw_ratio=ratio)) as mem:
+        for k in range(20):
+            mem.observe(float(k), [Detection("remote", 0.9, remote_c, remote_s)], there)
+        statuses = []
+        for k in range(20, 26):
+            mem.observe(float(k), [], gone)
+            statuses.append(mem.get(1).status)
+            assert [o.id for o in mem.tracked()] == ([1] if k - 20 < published else [])
+        assert statuses == ([ObjectStatus.CONFIRMED] * published
+                            + [ObjectStatus.DOUBTED] * (3 - published)
+                            + [ObjectStatus.LOST] * 3)
+
+
+def test_the_withdraw_ratio_is_checked() -> None:
+    with pytest.raises(InvalidInput, match="withdraw_ratio must be in"):
+        TrackerConfig(withdraw_ratio=1.5)
+
+
 def test_detection_probability_is_learned_from_looks_proved_to_be_misses() -> None:
     cup_c, cup_s = (2.0, -0.2, 0.80), (0.1, 0.1, 0.1)
     camera = _camera(cup_c, [(cup_c, cup_s)])

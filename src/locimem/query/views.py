@@ -5,17 +5,19 @@ from __future__ import annotations
 from locimem.config import TrackerConfig
 from locimem.model import ObjectState, ObjectStatus, TrackedObject
 from locimem.scene.levels import level_of
+from locimem.tracker.belief import withdrawn
 
 
 def status_of(obj: ObjectState, now: float, config: TrackerConfig) -> ObjectStatus:
-    """``lost`` once a LOST event was applied; ``confirmed`` when promoted and confident
-    enough to publish; ``doubted`` when not, and the camera looked and missed it
-    ``doubt_after_misses`` times since its last sighting; ``tentative`` otherwise (kept, and
-    still matchable)."""
+    """``lost`` once a LOST event was applied; ``confirmed`` when promoted, confident
+    enough to publish and not withdrawn by the looks since its last sighting
+    (:func:`~locimem.tracker.belief.withdrawn`); ``doubted`` when not, and the camera looked
+    and missed it ``doubt_after_misses`` times since its last sighting; ``tentative``
+    otherwise (kept, and still matchable)."""
     if obj.lost:
         return ObjectStatus.LOST
     if obj.promoted and (obj.confidence(now, config.tau_s, config.tau_unseen_s)
-                         >= config.publish_min):
+                         >= config.publish_min) and not withdrawn(obj, config):
         return ObjectStatus.CONFIRMED
     if obj.n_missed >= config.doubt_after_misses:
         return ObjectStatus.DOUBTED

@@ -38,6 +38,7 @@ __all__ = [
     "position_information",
     "settled",
     "sighting_sigma",
+    "withdrawn",
 ]
 
 
@@ -149,6 +150,31 @@ def existence_cap(obj: ObjectState, config: TrackerConfig) -> float:
         sure = min(1.0, mean_confidence / config.promote_confidence)
     logit = min(cap, config.evidence_per_sighting * obj.n_looked_seen * sure)
     return 1.0 / (1.0 + math.exp(-logit))
+
+
+def withdrawn(obj: ObjectState, config: TrackerConfig) -> bool:
+    """Whether the looks that missed the object since its last sighting (at least
+    ``doubt_after_misses`` of them) have multiplied the odds of its existence by less than
+    ``withdraw_ratio`` — from the odds a sighting restores (:func:`existence_cap`) to the odds
+    its evidence of absence leaves. Such an object is not published (``doubted``) though not
+    lost: publication says "it is there now", and two plain misses of a thing the detector
+    sees 95 % of the time make that unlikely (the odds fall 400-fold), while losing it — which
+    ends its identity's claim to be matched and is the slower verdict — waits for
+    ``lost_below``. The time out of view does not count (it is not evidence of absence).
+
+    >>> from locimem.tracker.state import ObjectState
+    >>> cup = ObjectState(1, "cup", (0, 0, 0), (0.1, 0.1, 0.1), (0, 0, 0), 0.0, 0.0)
+    >>> cup.seen_camera, cup.n_looked_seen, cup.n_missed = True, 20, 2
+    >>> config = TrackerConfig()
+    >>> [withdrawn(cup, config) for cup.absence_s in (0.0, 0.3, 0.6)]  # odds 9999, 49, 24
+    [False, False, True]
+    """
+    if (config.withdraw_ratio <= 0.0 or not obj.seen_camera or obj.absence_s <= 0.0
+            or obj.n_missed < config.doubt_after_misses):
+        return False
+    r = math.exp(-obj.absence_s / config.tau_s)
+    cap = existence_cap(obj, config)
+    return r / (1.0 - r) < config.withdraw_ratio * cap / (1.0 - cap)
 
 
 def misses_can_lose(obj: ObjectState, config: TrackerConfig) -> bool:

@@ -98,14 +98,15 @@ def test_a_place_seen_through_is_evidence_of_its_own() -> None:
 
 
 @pytest.mark.parametrize(("confidences", "withdrawn", "lost"), [
-    ((0.56, 0.41, 0.39, 0.34, 0.49), 4, 5),  # a detector unsure five times: a persistent FP
-    ((0.9,) * 5, 5, 6),
+    ((0.56, 0.41, 0.39, 0.34, 0.49), 3, 5),  # a detector unsure five times: a persistent FP
+    ((0.9,) * 5, 3, 6),
 ])
 def test_unsure_sightings_are_less_evidence_of_existence(confidences, withdrawn, lost) -> None:
     """Five sightings with a camera are not all worth the same: a thing the detector was
     40-55 % sure of (a persistent false positive on clutter) is believed less than one it was
-    90 % sure of, so the same looks that missed it withdraw it (doubted) and lose it one look
-    sooner. Its place shows a surface either way (only the detector says it is gone)."""
+    90 % sure of, so the same looks that missed it lose it one look sooner. Both are withdrawn
+    from publication (doubted) at the third: that is the misses' likelihood, the same for
+    both. Its place shows a surface either way (only the detector says it is gone)."""
     center, size = (2.0, 0.3, 0.80), (0.1, 0.1, 0.1)
     camera = _camera(center, [(center, size)])
     with ObjectMemory.open() as mem:

@@ -66,10 +66,11 @@ class EventKind(str, enum.Enum):
 class ObjectStatus(str, enum.Enum):
     """The band an object's belief is in.
 
-    ``confirmed``: promoted and confidence >= ``publish_min`` (it is in :meth:`tracked`).
+    ``confirmed``: promoted, confidence >= ``publish_min``, and not withdrawn by the looks
+    that missed it since its last sighting (``withdraw_ratio``; it is in :meth:`tracked`).
     ``tentative``: kept and still matchable (not yet promoted, or its confidence has faded).
     ``doubted``: still above the lost line, but the camera looked where it should be and did
-    not see it (``doubt_after_misses`` times in a row).
+    not see it (``doubt_after_misses`` times in a row) and it is no longer confirmed.
     ``lost``: belief fell below ``lost_below``; remembered, and re-acquirable for a while.
     ``forgotten``: removed on request; only its tombstone and the record remain.
     """

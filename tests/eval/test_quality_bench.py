@@ -9,8 +9,10 @@ import re
 
 import pytest
 
+from locimem import Detection
 from locimem.bench.quality import (
     METRICS,
+    corroborated_idf1_ceiling,
     removal_phantom_floor,
     run_quality_suite,
     run_seed_sweep,
@@ -117,10 +119,44 @@ def test_the_removal_phantom_floor_counts_the_scans_before_the_kth_look():
         removal_phantom_floor(day, 0)
 
 
-def test_the_seed_sweep_prints_the_floor_of_its_worst_seed():
+def test_the_seed_sweep_prints_the_floor_and_the_ceiling_of_its_worst_seed():
     out = io.StringIO()
-    run_seed_sweep(out, scenarios=["removals"], seed_list=[6])
+    results = run_seed_sweep(out, scenarios=["removals"], seed_list=[6])
     rows = [line for line in out.getvalue().splitlines() if line.startswith("| removals |")]
     floors = [removal_phantom_floor(build("removals", 6), k) for k in (2, 3)]
-    assert rows[-1] == f"| removals | {floors[0]:.3f} | {floors[1]:.3f} |"
+    assert f"| removals | {floors[0]:.3f} | {floors[1]:.3f} |" in rows
     assert "| scenario | 2 looks | 3 looks |" in out.getvalue()
+    ceiling = corroborated_idf1_ceiling(build("removals", 6))
+    ours = results["removals"][0].reports["locimem"].mot.idf1
+    assert rows[-1] == f"| removals | {ceiling:.3f} | {ours:.3f} |"
+    assert "| scenario | ceiling | locimem |" in out.getvalue()
+
+
+def _day_of_sightings(seen: list[dict[int, float]]):
+    """A day on the `removals` scenario's world whose scan ``k`` detects object ``i`` with
+    confidence ``seen[k][i]`` (and a false positive, source None, in every scan); an object is
+    known from its first detection to the end of the day, as the scoring's reference has it."""
+    base = build("removals")
+    camera = look_at((0.0, 0.0, 1.2), (2.0, 0.0, 0.8), fov_deg=60.0, range_m=5.0)
+    frames, known = [], {}
+    for k, sightings in enumerate(seen):
+        dets = [Detection("cup", c, (2.0, 0.3 * i, 0.8), (0.1, 0.1, 0.1))
+                for i, c in sightings.items()]
+        known.update({i: (2.0, 0.3 * i, 0.8) for i in sightings})
+        frames.append(Frame(k, float(k), camera,
+                            (*dets, Detection("cup", 0.9, (3.0, 1.0, 0.8), (0.1, 0.1, 0.1))),
+                            (*sightings, None), Truth(dict(known), dict(known), frozenset(),
+                                                      frozenset())))
+    return dataclasses.replace(base, frames=tuple(frames), events=())
+
+
+def test_the_corroborated_ceiling_counts_the_known_scans_before_a_second_or_sure_detection():
+    # 1: unsure at scan 0, again at scan 2 (corroborated from there); 2: sure at once (0.8);
+    # 3: once, unsure, never again; 4: never detected (not known, not counted)
+    day = _day_of_sightings([{1: 0.6, 2: 0.8}, {3: 0.5}, {1: 0.65}, {}])
+    # known object-scans: 1 in scans 0-3 (4; not yet corroborated in 0 and 1), 2 in 0-3 (4),
+    # 3 in 1-3 (3, never corroborated): T = 2 + 4 = 6, U = 2 + 3 = 5
+    assert corroborated_idf1_ceiling(day) == 12 / 17
+    assert corroborated_idf1_ceiling(day, sure=0.6) == 2 * 8 / (2 * 8 + 3)  # 1 sure at once
+    assert corroborated_idf1_ceiling(day, sure=0.9) == 2 * 2 / (2 * 2 + 9)  # 2 never again
+    assert corroborated_idf1_ceiling(_day_of_sightings([{}, {}])) == 1.0  # nothing known

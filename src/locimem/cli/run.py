@@ -135,8 +135,9 @@ def parser_bench(sub: Sub) -> None:
                    help="interchange: observations in the exported store (default 1000000)")
     p.add_argument("--seeds", type=int, default=1, metavar="N",
                    help="quality: play each scenario with N seeds and print the worst seed's "
-                        "figures, and the removal phantoms no memory needing 2 or 3 looks "
-                        "avoids (default 1: the full tables for the default seeds)")
+                        "figures, the removal phantoms no memory needing 2 or 3 looks "
+                        "avoids, and the IDF1 no memory publishing only corroborated things "
+                        "exceeds (default 1: the full tables for the default seeds)")
     p.add_argument("--seconds", type=float, default=60.0,
                    help="load: how long the writer and readers run (default 60)")
     p.add_argument("--readers", type=int, default=4,

@@ -92,19 +92,23 @@ def test_results_carry_both_runs_for_every_scan(suite):
         assert len(run.frames) == len(result.scenario.frames)
 
 
-def _day_of_looks(toward: str, removed_at: float):
+def _day_of_looks(toward: str, removed_at: float, moved_to: tuple[float, ...] | None = None):
     """A six-scan day (t = 0..5) built on the `removals` scenario's world: the camera looks
     at a table place where ``toward[k]`` is "T", away where it is "-"; the thing standing
-    there is removed at ``removed_at``."""
+    there is removed at ``removed_at`` — or carried to ``moved_to``, where the scans marked
+    "D" (looking away) detect it."""
     base = build("removals")
     place = (2.0, 0.0, 0.8)
     frames = []
     for k, where in enumerate(toward):
         target = place if where == "T" else (2.0, 5.0, 0.8)
+        seen = where == "D" and moved_to is not None
         frames.append(Frame(k, float(k), look_at((0.0, 0.0, 1.2), target, fov_deg=60.0,
-                                                  range_m=5.0), (), (),
-                            Truth({}, {}, frozenset(), frozenset())))
-    events = (WorldEvent(removed_at, "remove", 99, place),)
+                                                  range_m=5.0),
+                            (Detection("cup", 0.9, moved_to, (0.1, 0.1, 0.1)),) if seen else (),
+                            (99,) if seen else (), Truth({}, {}, frozenset(), frozenset())))
+    events = ((WorldEvent(removed_at, "remove", 99, place),) if moved_to is None else
+              (WorldEvent(removed_at, "move_far", 99, place, moved_to),))
     return dataclasses.replace(base, frames=tuple(frames), events=events)
 
 
@@ -117,6 +121,15 @@ def test_the_removal_phantom_floor_counts_the_scans_before_the_kth_look():
     assert removal_phantom_floor(_day_of_looks("------", removed_at=0.0), 2) == 0.0  # unseen
     with pytest.raises(ValueError, match="at least 1"):
         removal_phantom_floor(day, 0)
+
+
+def test_the_floor_counts_a_far_move_s_old_place_until_the_thing_is_detected_again():
+    # moved at t=1; its old place looked at in scans 1, 2 and 4; detected elsewhere at scan 3
+    day = _day_of_looks("-TTDT-", removed_at=1.0, moved_to=(2.0, 5.0, 0.8))
+    assert [removal_phantom_floor(day, k) for k in (1, 2, 3)] == [0.0, 1 / 6, 2 / 6]
+    # not detected again: the looks at scans 1, 2 and 4 all count, as for a removal
+    unseen = _day_of_looks("-TT-T-", removed_at=1.0, moved_to=(2.0, 5.0, 0.8))
+    assert [removal_phantom_floor(unseen, k) for k in (2, 3, 4)] == [1 / 6, 3 / 6, 5 / 6]
 
 
 def test_the_seed_sweep_prints_the_floor_and_the_ceiling_of_its_worst_seed():

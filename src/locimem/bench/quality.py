@@ -146,13 +146,15 @@ SWEEP_COLUMNS = ("scenario", "seeds", "IDF1 worst (mean)", "naive IDF1 worst",
 
 def removal_phantom_floor(scenario: Scenario, looks: int) -> float:
     """Phantoms per scan that no memory can avoid if it needs ``looks`` looks at an emptied
-    place to give up what stood there: for each removal, the scans from the first whose
-    camera has the place in plain view (the simulator's own test, the one by which the
-    scoring's perfect memory drops the place at that first look) up to, not including, the
-    ``looks``-th — or to the end of the day, if there are fewer — over all scans. One look:
-    0 (the perfect memory). Other phantoms (a published false positive, a far move's ghost)
-    come on top. The scans' cameras carry the depth image with its dropout, the scoring's
-    test the image without it, so a look the dropout hides is skipped here.
+    place to give up what stood there: for each removal — and each far move, whose old place
+    is emptied too — the scans from the first whose camera has the place in plain view (the
+    simulator's own test, the one by which the scoring's perfect memory drops the place at
+    that first look) up to, not including, the ``looks``-th — or to the end of the day, if
+    there are fewer; for a move, or to the thing's next detection, if sooner (from there a
+    memory may take it for the thing that moved) — over all scans. One look: 0 (the perfect
+    memory). Other phantoms (a published false positive) come on top. The scans' cameras
+    carry the depth image with its dropout, the scoring's test the image without it, so a
+    look the dropout hides is skipped here.
 
     >>> floor = removal_phantom_floor(build("removals", 6), 3)
     >>> round(floor, 3)
@@ -163,14 +165,18 @@ def removal_phantom_floor(scenario: Scenario, looks: int) -> float:
     n = len(scenario.frames)
     missed = 0
     for event in scenario.events:
-        if event.kind != "remove" or event.from_m is None:
+        if event.kind not in ("remove", "move_far") or event.from_m is None:
             continue
-        seen = [k for k, f in enumerate(scenario.frames)
+        end = n
+        if event.kind == "move_far":  # until it is detected again, wherever that is
+            end = next((k for k, f in enumerate(scenario.frames)
+                        if f.t >= event.t and event.object_id in f.sources), n)
+        seen = [k for k, f in enumerate(scenario.frames[:end])
                 if f.t >= event.t and f.camera is not None
                 and visibility(f.camera, [event.from_m],
                                margin_m=PLACE_SEEN_MARGIN_M)[0] == Visibility.VISIBLE]
         if seen:
-            missed += (seen[looks - 1] if len(seen) >= looks else n) - seen[0]
+            missed += (seen[looks - 1] if len(seen) >= looks else end) - seen[0]
     return missed / n if n else 0.0
 
 
@@ -247,7 +253,7 @@ def run_seed_sweep(out: TextIO, seeds: int = 5, scenarios: Sequence[str] | None 
             reports = {t: evaluate(scenario, runs[t]) for t in TRACKERS}
             rows.append(QualityResult(scenario, runs, reports))
         results[name] = rows
-        if any(e.kind == "remove" for r in rows for e in r.scenario.events):
+        if any(e.kind in ("remove", "move_far") for r in rows for e in r.scenario.events):
             floors[name] = [max(removal_phantom_floor(r.scenario, k) for r in rows)
                             for k in FLOOR_LOOKS]
         ours = [r.reports["locimem"] for r in rows]

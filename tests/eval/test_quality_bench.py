@@ -165,7 +165,7 @@ def _day_of_sightings(seen: list[dict[int, float]]):
 
 def test_the_corroborated_ceiling_counts_the_known_scans_before_a_second_or_sure_detection():
     # 1: unsure at scan 0, again at scan 2 (corroborated from there); 2: sure at once (0.8);
-    # 3: once, unsure, never again; 4: never detected (not known, not counted)
+    # 3: once, unsure, never again; the false positive in every scan is no one's
     day = _day_of_sightings([{1: 0.6, 2: 0.8}, {3: 0.5}, {1: 0.65}, {}])
     # known object-scans: 1 in scans 0-3 (4; not yet corroborated in 0 and 1), 2 in 0-3 (4),
     # 3 in 1-3 (3, never corroborated): T = 2 + 4 = 6, U = 2 + 3 = 5

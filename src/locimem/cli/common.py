@@ -19,19 +19,16 @@ import json
 import math
 import sys
 from collections.abc import Iterable, Sequence
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from locimem.errors import NotFound, ScopeError
-from locimem.query.hedge import UNIX_TIME, sanitize
+from locimem.query.hedge import sanitize
+from locimem.times import time_text as time_text  # (re-exported: the commands use it)
 
 if TYPE_CHECKING:
     from locimem.memory import ObjectMemory
     from locimem.model import TrackedObject
     from locimem.query.reader import MemoryReader
-
-UNIX_TIME_MIN, UNIX_TIME_MAX = UNIX_TIME  # a valid time in this range reads as Unix time
-
 
 # -- arguments ---------------------------------------------------------------------------------
 def add_store(p: argparse.ArgumentParser, *, scope: str = "the scope to read",
@@ -142,21 +139,6 @@ def rounded(value: Any, digits: int = 4) -> Any:
     if isinstance(value, (list, tuple)):
         return [rounded(v, digits) for v in value]
     return value
-
-
-def time_text(t: float | None) -> str:
-    """A valid time for a person: ISO 8601 (UTC, ms) when it looks like Unix time, else
-    seconds (``t=12.00 s``).
-
-    >>> time_text(1764600000.0), time_text(12.0)
-    ('2025-12-01T14:40:00.000Z', 't=12.00 s')
-    """
-    if t is None:
-        return "t=?"
-    if UNIX_TIME_MIN <= t < UNIX_TIME_MAX:
-        moment = datetime.fromtimestamp(t, tz=timezone.utc)
-        return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
-    return f"t={t:.2f} s"
 
 
 def place(c: Sequence[float]) -> str:

@@ -17,6 +17,7 @@ from locimem.model import ObjectStatus, TrackedObject
 from locimem.query.hedge import sanitize
 from locimem.query.router import Intent, IntentKind, Vocabulary, parse
 from locimem.query.temporal import ObjectChanges
+from locimem.times import clock_time
 
 if TYPE_CHECKING:
     from locimem.query.reader import MemoryReader
@@ -55,13 +56,12 @@ def _listing(objs: list[TrackedObject]) -> str:
 def resolve_time(value: float, kind: str | None, now: float | None) -> float:
     """A parsed time as a scan time: ``ago`` counts back from ``now``; a ``clock`` time
     (seconds since midnight) is taken on the UTC day of ``now`` when scan times look like Unix
-    time (the latest such moment not after ``now``), else as a raw scan time."""
+    time (the latest such moment not after ``now``), else as a raw scan time
+    (:func:`locimem.times.clock_time`)."""
     if kind == "ago":
         return (now or 0.0) - value
-    if kind == "clock" and now is not None and now > 1e8:
-        midnight = now - (now % 86400.0)
-        t = midnight + value
-        return t - 86400.0 if t > now else t
+    if kind == "clock":
+        return clock_time(value, now)
     return value
 
 

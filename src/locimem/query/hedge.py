@@ -14,6 +14,7 @@ never says "is" about something it has not confirmed.
 from __future__ import annotations
 
 from locimem.model import ObjectState, ObjectStatus
+from locimem.times import time_text
 from locimem.words import singular, words
 
 CONFIDENCE_WORDS = {
@@ -61,21 +62,14 @@ def hedged_sentence(obj: ObjectState, status: ObjectStatus, now: float,
             f"{'them' if it == 'they' else 'it'} up at {when(lost_at)}.")
 
 
-UNIX_TIME = (1e9, 1e10)  # a valid time in [2001-09-09, 2286) reads as Unix time
-
-
 def when(t: float) -> str:
     """A valid time in a sentence: ISO 8601 (UTC, to the second) when it looks like Unix
-    time, else seconds.
+    time, else seconds (:func:`locimem.times.time_text`).
 
     >>> when(1764600000.4), when(12.0)
     ('2025-12-01T14:40:00Z', 't=12.0 s')
     """
-    if UNIX_TIME[0] <= t < UNIX_TIME[1]:
-        from datetime import datetime, timezone
-
-        return datetime.fromtimestamp(t, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return f"t={t:.1f} s"
+    return time_text(t, ms=False, digits=1)
 
 
 def plural(label: str) -> bool:

@@ -331,7 +331,8 @@ class TrackerConfig:
         """Read a config from a TOML file: a ``[tracker]`` table of :class:`TrackerConfig`
         fields and a ``[relations]`` table of :class:`RelationConfig` fields, both optional;
         what is left out keeps its default. The same file may hold an ``[encoder]`` table,
-        read by :func:`locimem.query.encoder.encoder_from_toml`. (``tomllib`` on Python
+        read by :func:`locimem.query.encoder.encoder_from_toml`, and a ``[store]`` table,
+        read by :func:`store_settings_from_toml`. (``tomllib`` on Python
         3.11+; on 3.10 the ``tomli`` package, the ``toml`` extra.)
 
         Raises :class:`InvalidInput` naming the file and, where it applies, the table and the
@@ -347,10 +348,10 @@ class TrackerConfig:
         """
         name = os.fspath(path)
         data = read_toml(name)
-        unknown = sorted(set(data) - {"tracker", "relations", "encoder"})
+        unknown = sorted(set(data) - {"tracker", "relations", "encoder", "store"})
         if unknown:
             raise InvalidInput(f"{name}: unknown table(s) {', '.join(unknown)} (a config has "
-                               "[tracker], [relations] and [encoder])")
+                               "[tracker], [relations], [encoder] and [store])")
         tables: dict[str, dict[str, Any]] = {}
         for table, kind in (("tracker", cls), ("relations", RelationConfig)):
             values = data.get(table, {})
@@ -371,6 +372,39 @@ class TrackerConfig:
             return cls(**tables["tracker"], relations=relations)
         except InvalidInput as exc:
             raise InvalidInput(f"{name}: [tracker] {exc}") from None
+
+
+STORE_SETTINGS = {"late_s": "seconds a scan may trail another source's latest scan "
+                            "(the store's late-scan tolerance; see ObjectMemory.open)"}
+
+
+def store_settings_from_toml(path: str | os.PathLike[str]) -> dict[str, float]:
+    """A config file's ``[store]`` table: settings of the store a command opens
+    (:data:`STORE_SETTINGS`), as keyword arguments for :meth:`ObjectMemory.open`.
+
+    >>> import pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "fleet.toml"
+    >>> _ = path.write_text("[store]\\nlate_s = 3\\n")
+    >>> store_settings_from_toml(path)
+    {'late_s': 3.0}
+    """
+    name = os.fspath(path)
+    values = read_toml(name).get("store", {})
+    if not isinstance(values, dict):
+        raise InvalidInput(f"{name}: store must be a table ([store]), got a "
+                           f"{type(values).__name__}")
+    extra = sorted(set(values) - set(STORE_SETTINGS))
+    if extra:
+        raise InvalidInput(f"{name}: [store] has no setting {extra[0]!r} (known: "
+                           f"{', '.join(sorted(STORE_SETTINGS))})")
+    out: dict[str, float] = {}
+    for key, value in values.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                or not math.isfinite(value) or value < 0:
+            raise InvalidInput(f"{name}: [store] {key} must be a number of seconds >= 0, got "
+                               f"{value!r}")
+        out[key] = float(value)
+    return out
 
 
 def read_toml(name: str) -> dict[str, Any]:

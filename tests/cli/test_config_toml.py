@@ -37,7 +37,7 @@ def test_a_config_file_sets_tracker_and_relation_settings(tmp_path) -> None:
     ("[tracker]\ntau = 3\n", r": \[tracker\] has no setting 'tau' \(known: "),
     ("[relations]\nonn_gap_m = 0.1\n", r": \[relations\] has no setting 'onn_gap_m'"),
     ("[camera]\nname = 'head'\n", r": unknown table\(s\) camera \(a config has \[tracker\], "
-                                   r"\[relations\] and \[encoder\]\)$"),
+                                   r"\[relations\], \[encoder\] and \[store\]\)$"),
     ("tracker = 3\n", r": tracker must be a table \(\[tracker\]\), got a int$"),
     ("[tracker]\ntau_s = -1.0\n", r": \[tracker\] tau_s must be > 0, got -1.0$"),
     ("[tracker]\npromote_after = 'six'\n", r": \[tracker\] promote_after must be an integer"),
@@ -88,10 +88,24 @@ def test_the_cli_uses_the_config(tmp_path, store, capsys) -> None:
     bad = _toml(tmp_path, "[tracker]\ntau_s = 0\n", "bad")
     assert main(["--config", str(bad), "events", str(store)]) == 2
     assert capsys.readouterr().err == (f"error: {bad}: [tracker] tau_s must be > 0, got 0.0\n")
+    # ingest opens its store with the config's tracker settings and its [store] table
     scans = tmp_path / "scans.jsonl"
-    scans.write_text("")
-    assert main(["--config", str(slow), "ingest", str(scans), str(store)]) == 2
-    assert "ingest does not take tracker settings yet" in capsys.readouterr().err
+    scans.write_text("".join(json.dumps({"t": t, "detections": [
+        {"label": "cup", "confidence": 0.9, "center": [5.0, 0.0, 0.5], "size": [0.1] * 3}]})
+        + "\n" for t in (1.0, 2.0, 3.0)))
+    quick = _toml(tmp_path, "[tracker]\npromote_after = 2\n[store]\nlate_s = 2.5\n", "quick")
+    fresh = tmp_path / "fresh.loci"
+    assert main(["--config", str(quick), "ingest", str(scans), str(fresh), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["events"] == {"APPEARED": 1, "PROMOTED": 1}
+    with ObjectMemory.open(fresh, read_only=True) as mem:
+        assert mem.store.late_s == 2.5
+        assert [e.kind.value for e in mem.events()] == ["APPEARED", "PROMOTED"]
+        promoted = [e for e in mem.events() if e.kind.value == "PROMOTED"]
+        assert promoted[0].t == 2.0  # at the second detection, not the sixth
+    late = _toml(tmp_path, "[store]\nlate_s = -1\n", "late")
+    assert main(["--config", str(late), "ingest", str(scans), str(fresh)]) == 2
+    assert capsys.readouterr().err == (f"error: {late}: [store] late_s must be a number of "
+                                       "seconds >= 0, got -1\n")
 
 
 def test_the_library_installs_no_log_handlers_and_verbose_shows_its_logger(store, capsys):

@@ -122,9 +122,18 @@ def test_equal_times_are_resumed_exactly_once(tmp_path):
         assert [(c.t, c.n_detections) for c in mem.store.commits("default")] == [
             (1.0, 1), (2.0, 1), (2.0, 1), (2.0, 1), (3.0, 1)]
         assert sorted(o.center[0] for o in mem.objects()) == [1.0, 3.0, 5.0]
-    # another source's scans at the same time do not count as this source's
-    summary = ingest(src, store, source_name="other")
-    assert (summary.scans_resumed, summary.scans_ingested) == (4, 1)
+    # another source's scans of the same time are not this source's: they are ingested,
+    # under the late-scan rule (a file's tolerance is 0 until raised; nothing written)
+    with pytest.raises(IngestError, match=r"^s\.jsonl line 1: t=1\.0 is before the latest "
+                       r"scan \(t=3\.0\); .* raise the tolerance to at least 2 s: .*--late-s"):
+        ingest(src, store, source_name="other")
+    summary = ingest(src, store, source_name="other", late_s=2.0)
+    assert (summary.scans_resumed, summary.scans_ingested) == (0, 5)
+    with ObjectMemory.open(store, read_only=True) as mem:
+        assert mem.store.late_s == 2.0
+        assert [(c.t, c.actor) for c in mem.store.commits("default")][5:] == [
+            (1.0, "other"), (2.0, "other"), (2.0, "other"), (2.0, "other"), (3.0, "other")]
+    assert ingest(src, store, source_name="other").scans_resumed == 5  # and it resumes
 
 
 def test_unknown_source_kinds_are_refused(tmp_path):

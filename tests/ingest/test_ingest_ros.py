@@ -17,7 +17,7 @@ pytest.importorskip("rosbags")
 
 from locimem import ObjectMemory
 from locimem.errors import InvalidInput
-from locimem.ingest import IngestError, ingest
+from locimem.ingest import IngestError, NothingIngested, ingest
 from locimem.ingest.ros import BagOptions, load_label_map, ros_typestore
 from locimem.ingest.synth import synth_run, write_bag
 from tests.ingest_helpers import api_store, assert_same, fingerprint
@@ -135,13 +135,20 @@ def test_a_missing_transform_skips_the_scans_and_says_so(run, tmp_path):
     assert f"skipped 5 scans: {reason}" in "\n".join(summary.lines())
 
 
-def test_frames_that_are_not_connected_are_reported(run, tmp_path):
+def test_a_map_frame_the_bag_lacks_ingests_nothing_and_names_the_fix(run, tmp_path):
     bag = write_bag(tmp_path / "run", run, depth_encoding=None)
-    summary = ingest(bag, tmp_path / "bag.loci", bag_options=BagOptions(map_frame="world"))
-    assert summary.scans_ingested == 0
+    with pytest.raises(NothingIngested) as caught:
+        ingest(bag, tmp_path / "bag.loci", bag_options=BagOptions(map_frame="world"))
+    summary = caught.value.summary
+    assert summary.scans_ingested == 0 and summary.scans_read == 30
     assert summary.skipped == {"tf world <- map: frames not connected": 30}
-    with ObjectMemory.open(tmp_path / "bag.loci", read_only=True) as mem:
-        assert mem.objects() == [] and mem.now is None
+    assert str(caught.value).splitlines() == [
+        f"none of the 30 scans of {bag} could be ingested:",
+        "  30 skipped: tf world <- map: frames not connected",
+        "    the bag's tf has no frame 'world' (its frames: base_link, camera_link, "
+        "camera_optical_frame, map, odom): pass --map-frame map"]
+    # the store this run would have created is not left behind, empty
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
 
 
 def test_resume_ingests_every_scan_exactly_once(run, api, tmp_path):

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from locimem.errors import ReadOnly
+from locimem.errors import InvalidInput, ReadOnly
 from locimem.model import (
     Commit,
     Event,
@@ -317,6 +317,44 @@ def test_last_commit_at_by_valid_and_record_time(store: Store) -> None:
     assert store.last_commit_at(S, recorded=1004.9) == 1
     assert store.last_commit_at(S, recorded=1005.0) == 2
     assert store.last_commit_at(S, recorded=999.0) is None
+
+
+def test_latest_scan_is_per_scope_and_source(store: Store) -> None:
+    """What an ingest resumes after: a source's latest scan time and its scans there —
+    another source's scans, a later correction and another scope's scans do not count."""
+    assert store.latest_scan(S, "robot-a") is None
+    store.append(S, [commit(1, 5.0, actor="robot-a")], RowChanges())
+    store.append(S, [commit(2, 7.0, actor="robot-a")], RowChanges())
+    store.append(S, [commit(3, 7.0, actor="robot-a")], RowChanges())
+    store.append(S, [commit(4, 9.0, actor="robot-b")], RowChanges())
+    store.append(S, [commit(5, 9.5, kind="correction", actor="robot-a")], RowChanges())
+    store.append(OTHER, [commit(6, 20.0, actor="robot-a")], RowChanges())
+    assert store.latest_scan(S, "robot-a") == (7.0, 2)
+    assert store.latest_scan(S, "robot-b") == (9.0, 1)
+    assert store.latest_scan(OTHER, "robot-a") == (20.0, 1)
+    assert store.latest_scan(S, "robot-c") is None
+    assert store.latest_scan("nowhere", "robot-a") is None
+
+
+def test_late_s_is_only_raised_and_kept(backend: Backend, store: Store) -> None:
+    start = store.late_s
+    assert start == (1.0 if backend.name == "postgres" else 0.0)
+    store.raise_late_s(30)
+    assert store.late_s == 30.0 and store.meta()["late_s"] == "30.0"
+    for bad, message in ((5.0, r"^late_s=5\.0 is below the store's late_s=30\.0: a store's "
+                               r"late-scan tolerance is only raised"),
+                         (float("inf"), "finite"), (-1.0, "finite"), ("2", "finite")):
+        with pytest.raises(InvalidInput, match=message):
+            store.raise_late_s(bad)  # type: ignore[arg-type]
+    assert store.late_s == 30.0 and store.meta()["late_s"] == "30.0"
+    if backend.reopen is not None:
+        again = backend.reopen(store, read_only=True)
+        try:
+            assert again.late_s == 30.0
+            with pytest.raises(ReadOnly):
+                again.raise_late_s(40.0)
+        finally:
+            again.close()
 
 
 def test_observation_meta_and_change_commits(store: Store) -> None:

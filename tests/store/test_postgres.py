@@ -174,6 +174,94 @@ def test_a_late_scan_is_kept_within_late_s_with_its_own_time() -> None:
     assert validate(url).ok
 
 
+def test_the_late_scan_tolerance_is_set_by_open_kept_and_only_raised(where: str) -> None:
+    with ObjectMemory.open(where, scope="home") as mem:
+        assert mem.store.late_s == (1.0 if where.startswith("postgresql") else 0.0)
+    with ObjectMemory.open(where, scope="home", late_s=3) as mem:
+        assert mem.store.late_s == 3.0
+        mem.observe(10.0, [det("cup", 0.0, 0.0)], source="robot-a")
+        mem.observe(7.5, [det("cup", 0.0, 0.0)], source="robot-b")  # 2.5 s late: kept
+    with ObjectMemory.open(where, scope="home") as mem:  # the store keeps it
+        assert mem.store.late_s == 3.0
+        with pytest.raises(InvalidInput, match=r"^t=6\.0 is before the latest scan \(t=10\.0\) "
+                           r"by more than late_s=3\.0 s .* raise the tolerance to at least 4 s"):
+            mem.observe(6.0, [det("cup", 0.0, 0.0)], source="robot-b")
+        assert [c.t for c in mem.store.commits("home")] == [10.0, 7.5]
+    with pytest.raises(InvalidInput, match=r"late_s=1\.0 is below the store's late_s=3\.0"):
+        ObjectMemory.open(where, scope="home", late_s=1.0)
+    with pytest.raises(InvalidInput, match=r"^late_s must be a finite number of seconds"):
+        ObjectMemory.open(where, scope="home", late_s=float("nan"))
+    with ObjectMemory.open(where, scope="home", read_only=True) as mem:
+        assert mem.store.late_s == 3.0
+    assert validate(where).ok
+
+
+@pg.needs_postgres
+def test_the_url_sets_the_late_scan_tolerance() -> None:
+    url = pg.new_url("lateurl") + "&late_s=5"
+    with ObjectMemory.open(url, scope="home") as mem:
+        assert mem.store.late_s == 5.0
+        assert "late_s" not in mem.store._conninfo  # type: ignore[attr-defined]
+    with pytest.raises(InvalidInput, match=r"^late_s in the URL must be a number of seconds"):
+        ObjectMemory.open(url.replace("late_s=5", "late_s=soon"), scope="home")
+
+
+def _skewed_day(mem: ObjectMemory, skew_s: float) -> list[int | None]:
+    """Robots a and b see one cup and one plate, b's clock ``skew_s`` behind a's; their
+    scans reach the memory interleaved, as a fleet's do."""
+    ids: list[int | None] = []
+    for k in range(8):
+        t = 100.0 + k
+        for source, when in (("robot-a", t), ("robot-b", t - skew_s)):
+            r = mem.observe(when, [det("cup", 0.0, 0.0), det("plate", 1.0, 0.0)],
+                            source=source)
+            ids += r.assignments
+    return ids
+
+
+def test_two_robots_whose_clocks_disagree_by_2_s(where: str) -> None:
+    with ObjectMemory.open(where, scope="home") as mem:
+        mem.observe(100.0, [det("cup", 0.0, 0.0)], source="robot-a")
+        with pytest.raises(InvalidInput, match=r"^t=98\.0 is before the latest scan "
+                           r"\(t=100\.0\).* raise the tolerance to at least 2 s: "
+                           r"ObjectMemory\.open\(\.\.\., late_s=\.\.\.\), \?late_s= in a "
+                           r"PostgreSQL URL, or --late-s on the command line$"):
+            mem.observe(98.0, [det("cup", 0.0, 0.0)], source="robot-b")
+        assert mem.store.count("commits", "home") == 1  # the refused scan wrote nothing
+    second = where if where.startswith("postgresql") else where + "2"
+    with ObjectMemory.open(second, scope="fleet", late_s=3) as mem:
+        ids = _skewed_day(mem, 2.0)
+        assert set(ids) == {1, 2}  # one cup and one plate, whoever saw them
+        assert [o.label for o in mem.tracked()] == ["cup", "plate"]
+        assert mem.now == 107.0
+        by_source = {}
+        for c in mem.store.commits("fleet"):
+            by_source.setdefault(c.actor, []).append(c.t)
+        assert by_source == {"robot-a": [100.0 + k for k in range(8)],
+                             "robot-b": [98.0 + k for k in range(8)]}
+        with pytest.raises(InvalidInput, match=r"go back in time$"):
+            mem.observe(104.0, [], source="robot-b")  # behind robot b's own latest scan
+        assert mem.snapshot() == mem.rebuild_from_log().snapshot()
+    assert validate(second).ok
+
+
+def test_a_late_look_is_no_evidence_against_what_was_seen_after_it(where: str) -> None:
+    from locimem import Camera
+
+    looking = Camera((0.0, 0.0, 0.9), (1.0, 0.0, 0.0, 0.0), 60.0, 6.0)  # along +x
+    cup = det("cup", 2.0, 0.0)
+    with ObjectMemory.open(where, scope="home", late_s=5) as mem:
+        for t in (10.0, 11.0, 12.0):
+            mem.observe(t, [cup], looking, source="robot-a")
+        late = mem.observe(9.0, [], looking, source="robot-b")  # looked before t=12: no miss
+        assert mem.store.commits("home")[-1].missed == ()
+        assert mem.store.load_objects("home")[0].n_missed == 0 and late.events == ()
+        mem.observe(13.0, [], looking, source="robot-b")  # a look after it: a miss
+        assert mem.store.commits("home")[-1].missed == (1,)
+        assert mem.store.load_objects("home")[0].n_missed == 1
+        assert mem.snapshot() == mem.rebuild_from_log().snapshot()
+
+
 def test_sqlite_keeps_scans_in_time_order(tmp_path: Path) -> None:
     with ObjectMemory.open(tmp_path / "m.loci", scope="home") as mem:
         mem.observe(10.0, [])

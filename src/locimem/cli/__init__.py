@@ -121,10 +121,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     _logging(args.verbose)
     try:
         args.tracker_config = None
+        args.store_late_s = None
         if args.config is not None:
-            from locimem.config import TrackerConfig
+            from locimem.config import TrackerConfig, store_settings_from_toml
 
             args.tracker_config = TrackerConfig.from_toml(args.config)
+            args.store_late_s = store_settings_from_toml(args.config).get("late_s")
         return int(args.func(args))
     except LocimemError as exc:
         print(f"error: {cli_message(exc)}", file=sys.stderr)

@@ -4,6 +4,7 @@ import, migrate, validate, snapshot, restore, compact, ingest, map, rerun."""
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from locimem.cli.common import (
     store_scopes,
     time_text,
 )
-from locimem.errors import IntegrityError, InvalidInput
+from locimem.errors import IntegrityError, InvalidInput, NotFound
 
 Sub = Any
 _USD_SUFFIXES = (".usda", ".usdc", ".usd")
@@ -199,10 +200,17 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def _scopes_if_any(path: str) -> list[str]:
+    """The scopes of the store at ``path``, or none when there is no store yet (a new file,
+    a PostgreSQL schema that does not exist: the command creates it)."""
     from locimem.cli.common import store_scopes
     from locimem.store.base import is_postgres_url
 
-    return store_scopes(path) if is_postgres_url(path) or Path(path).is_file() else []
+    if not is_postgres_url(path):
+        return store_scopes(path) if Path(path).is_file() else []
+    try:
+        return store_scopes(path)
+    except NotFound:
+        return []
 
 
 # -- migrate ---------------------------------------------------------------------------------
@@ -412,6 +420,11 @@ def parser_ingest(sub: Sub) -> None:
     p.add_argument("--label-map", metavar="FILE",
                    help="bag: class ids to labels: a .json object, or one label per line "
                    "(line n = class id n, from 0)")
+    p.add_argument("--late-s", type=float, metavar="S",
+                   help="the store's late-scan tolerance: how far a scan may trail the latest "
+                   "scan another source wrote (default: the store's; new files 0, new "
+                   "PostgreSQL schemas 1 s). Raise it for robots whose clocks disagree, or "
+                   "to ingest a recording that overlaps another source's; it is only raised")
     p.add_argument("--fast", action="store_true",
                    help="do not fsync every scan (a machine crash may lose the last scans; "
                    "a re-run re-ingests them)")
@@ -423,12 +436,7 @@ def parser_ingest(sub: Sub) -> None:
 def cmd_ingest(args: argparse.Namespace) -> int:
     import io
 
-    from locimem.ingest import ingest, source_kind
-
-    if getattr(args, "tracker_config", None) is not None:
-        raise InvalidInput("--config: ingest does not take tracker settings yet (it opens the "
-                           "store with the defaults); open the store with ObjectMemory.open("
-                           "..., config=TrackerConfig.from_toml(...)) and feed it from Python")
+    from locimem.ingest import Interrupted, NothingIngested, ingest, source_kind
 
     kind = source_kind(args.source)
     options = None
@@ -453,9 +461,23 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             label_map=None if args.label_map is None else load_label_map(args.label_map))
     scope = resolve_scope(args.store, args.scope, new_ok=True,
                           scopes=_scopes_if_any(args.store))
-    summary = ingest(args.source, args.store, scope=scope, source_name=args.source_name,
-                     bag_options=options, durable=not args.fast,
-                     progress=io.StringIO() if args.quiet or args.json else None)
+    late_s = args.late_s if args.late_s is not None else getattr(args, "store_late_s", None)
+    try:
+        summary = ingest(args.source, args.store, scope=scope, source_name=args.source_name,
+                         bag_options=options, durable=not args.fast,
+                         progress=io.StringIO() if args.quiet or args.json else None,
+                         config=getattr(args, "tracker_config", None), late_s=late_s)
+    except NothingIngested as nothing:
+        if args.json:
+            document(args, nothing.summary.to_dict(), [])
+        lines = nothing.summary.why_nothing()
+        print(f"error: {lines[0]}", *lines[1:], sep="\n", file=sys.stderr)
+        return 1
+    except Interrupted as stop:
+        done = stop.summary
+        print(f"interrupted after {done.scans_ingested} scans; run the same command again "
+              "to resume", file=sys.stderr)
+        return 130
     document(args, summary.to_dict(), summary.lines())
     return 0
 

@@ -14,16 +14,22 @@ every scan is ingested exactly once (see :mod:`locimem.ingest.feed`).
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
-from locimem.errors import InvalidInput
-from locimem.ingest.feed import IngestError, feed
+from locimem.config import TrackerConfig
+from locimem.errors import InvalidInput, LocimemError
+from locimem.ingest.feed import IngestError, Interrupted, feed
 from locimem.ingest.summary import IngestSummary
 from locimem.memory import ObjectMemory
+from locimem.store.base import is_postgres_url
+from locimem.store.sqlite import MEMORY
+from locimem.store.sqlite.files import writer_lock_path
 
-__all__ = ["IngestError", "IngestSummary", "ingest", "source_kind"]
+__all__ = ["IngestError", "IngestSummary", "Interrupted", "NothingIngested", "ingest",
+           "source_kind"]
 
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
 BAG_SUFFIXES = (".db3", ".mcap")
@@ -43,44 +49,115 @@ def source_kind(path: str | os.PathLike[str]) -> str:
                        ".mcap file, or a .jsonl scan file")
 
 
+class NothingIngested(LocimemError):
+    """A recording gave the memory nothing: no scans, or every scan skipped (a map frame the
+    tf tree lacks, a transform missing). The message says why, cause by cause, and what to
+    pass; ``summary`` has the counts. A store this run created is removed again."""
+
+    def __init__(self, summary: IngestSummary) -> None:
+        super().__init__("\n".join(summary.why_nothing()))
+        self.summary = summary
+
+
 def ingest(source: str | os.PathLike[str], store: str | os.PathLike[str], *,
            scope: str = "default", source_name: str | None = None,
            bag_options: object | None = None, durable: bool = True,
-           progress: TextIO | None = None) -> IngestSummary:
-    """Ingest a recording into ``store`` (created if missing) under ``scope``.
+           progress: TextIO | None = None, config: TrackerConfig | None = None,
+           late_s: float | None = None) -> IngestSummary:
+    """Ingest a recording into ``store`` (created if missing: a file, or a PostgreSQL schema)
+    under ``scope``.
 
     Args:
         source: a rosbag2 directory, ``.db3`` or ``.mcap`` file, or a ``.jsonl`` scan file.
-        store: the store file.
+        store: the store file, or a ``postgresql://`` URL.
         scope: whose memory the scans belong to.
         source_name: the scans' ``source`` (their actor in the audit, and the ``source`` of
             the objects they create); default ``ros:<detections topic>`` or ``jsonl``.
+            Resuming is per source: another source's scans of the same hours do not count.
         bag_options: a :class:`~locimem.ingest.ros.BagOptions` for bags.
         durable: fsync every scan (see :meth:`ObjectMemory.open`).
         progress: where to draw a progress bar (drawn only on a TTY; default stderr).
+        config: tracker settings (default: the published design's).
+        late_s: the store's late-scan tolerance (see :meth:`ObjectMemory.open`): raise it
+            to ingest a recording that overlaps what another source wrote.
 
     Raises:
-        IngestError: bad input, naming the line or stamp (scans before it are committed;
-            run again after fixing it to resume).
+        IngestError: bad input, naming the line or stamp, or a scan too late for the store's
+            tolerance (scans before it are committed; run again after fixing it to resume).
+        NothingIngested: the recording gave nothing (see there).
+        Interrupted: Ctrl-C (a ``KeyboardInterrupt``; the scans before it are committed).
         RosUnavailable: a bag, without the ``ros`` extra.
     """
     kind = source_kind(source)
+    new_files = _missing_store_files(store)
+    options = None
+    if kind == "bag":
+        from locimem.ingest.ros import BagOptions
+
+        options = bag_options if bag_options is not None else BagOptions()
+        if not isinstance(options, BagOptions):
+            raise InvalidInput(f"bag_options must be a BagOptions, got {type(options).__name__}")
+    try:
+        summary = _ingest(kind, source, store, scope, source_name, options, durable, progress,
+                          config, late_s)
+    except NothingIngested:
+        _remove(new_files)
+        raise
+    return summary
+
+
+def _ingest(kind: str, source: str | os.PathLike[str], store: str | os.PathLike[str],
+            scope: str, source_name: str | None, options: Any, durable: bool,
+            progress: TextIO | None, config: TrackerConfig | None,
+            late_s: float | None) -> IngestSummary:
+    def memory() -> ObjectMemory:
+        return ObjectMemory.open(store, scope=scope, durable=durable, config=config,
+                                 late_s=late_s)
+
     if kind == "jsonl":
         from locimem.ingest.jsonl import count_scans, plan_jsonl
 
-        summary = IngestSummary(str(source), str(store), scope, source_name or "jsonl",
+        summary = IngestSummary(str(source), _store_name(store), scope, source_name or "jsonl",
                                 inputs={"path": str(source), "format": "jsonl"})
-        with ObjectMemory.open(store, scope=scope, durable=durable) as mem:
+        with memory() as mem:
             feed(mem, plan_jsonl(source), summary, total=count_scans(source), stream=progress)
-        return summary
-    from locimem.ingest.ros import BagOptions, open_bag
+    else:
+        from locimem.ingest.ros import cli_warning, open_bag
 
-    options = bag_options if bag_options is not None else BagOptions()
-    if not isinstance(options, BagOptions):
-        raise InvalidInput(f"bag_options must be a BagOptions, got {type(options).__name__}")
-    name = source_name or f"ros:{options.detections_topic}"
-    with open_bag(source, options) as (plan, total, inputs):
-        summary = IngestSummary(str(source), str(store), scope, name, inputs=inputs)
-        with ObjectMemory.open(store, scope=scope, durable=durable) as mem:
-            feed(mem, plan, summary, total=total, stream=progress)
+        name = source_name or f"ros:{options.detections_topic}"
+        with open_bag(source, options) as (plan, total, inputs):
+            summary = IngestSummary(str(source), _store_name(store), scope, name,
+                                    inputs=inputs)
+            with memory() as mem:
+                feed(mem, plan, summary, total=total, stream=progress,
+                     warning_text=cli_warning)
+    if summary.took_nothing:
+        raise NothingIngested(summary)
     return summary
+
+
+def _store_name(store: str | os.PathLike[str]) -> str:
+    """The store as messages name it (a URL without its password)."""
+    if is_postgres_url(store):
+        from locimem.store.postgres.store import redacted
+
+        return redacted(str(store))
+    return str(store)
+
+
+def _missing_store_files(store: str | os.PathLike[str]) -> list[Path]:
+    """The files a new SQLite store at ``store`` would create that are not there yet."""
+    if is_postgres_url(store) or str(store) == MEMORY:
+        return []
+    path = Path(store)
+    if path.exists():
+        return []
+    files = [path, *(Path(f"{path}{end}") for end in ("-wal", "-shm", "-journal")),
+             Path(writer_lock_path(path))]
+    return [f for f in files if not f.exists()]
+
+
+def _remove(files: list[Path]) -> None:
+    for f in files:
+        with contextlib.suppress(FileNotFoundError):
+            f.unlink()

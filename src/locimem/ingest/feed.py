@@ -7,15 +7,18 @@ resumed run passes over what the store already holds without decoding it. ``buil
 and :class:`IngestError` for bad input; either way nothing of that scan is written (a scan is
 committed by one ``observe``, atomically).
 
-Exactly once: a scan is passed over when its time is before the store's latest scan time for
-the scope, or equal to it and among the first *k* buildable scans at that time, where *k* is
-the number of scans the store already holds at that time from the same ``source``. Readers
-yield scans in a deterministic order, so a run interrupted anywhere and run again ingests
-every scan once.
+Exactly once, per source: a scan is passed over when its time is before the latest scan the
+store holds *from the same source* in the scope, or equal to it and among the first *k*
+buildable scans at that time, where *k* is the number of scans the store holds at that time
+from that source. Readers yield scans in a deterministic order, so a run interrupted anywhere
+and run again ingests every scan once. Scans of other sources (another robot's recording of
+the same hours) do not count: this source's scans are ingested beside them, under the
+store's late-scan rule (:meth:`ObjectMemory.open`'s ``late_s``).
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -24,10 +27,11 @@ from typing import TextIO
 from locimem.errors import InvalidInput
 from locimem.ingest.summary import IngestSummary
 from locimem.memory import ObjectMemory
+from locimem.memory.facade import SCAN_WARNING
 from locimem.model import Camera, Detection
-from locimem.progress import progress
+from locimem.progress import note, progress
 
-__all__ = ["IngestError", "PlannedScan", "Scan", "SkipScan", "feed"]
+__all__ = ["IngestError", "Interrupted", "PlannedScan", "Scan", "SkipScan", "feed"]
 
 
 class IngestError(InvalidInput):
@@ -40,11 +44,13 @@ class IngestError(InvalidInput):
 
 
 class SkipScan(Exception):
-    """This scan cannot be ingested without guessing; ``reason`` groups it in the summary."""
+    """This scan cannot be ingested without guessing; ``reason`` groups it in the summary,
+    ``hint`` says what would fix it (a flag to pass, the frames the recording has)."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, hint: str | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.hint = hint
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,23 +72,40 @@ class PlannedScan:
     build: Callable[[], Scan]
 
 
-def _scans_at(mem: ObjectMemory, t: float, source: str) -> int:
-    row = mem.store.conn.execute(  # type: ignore[attr-defined]
-        "SELECT count(*) FROM commits WHERE scope = ? AND kind = 'scan' AND t = ? AND actor = ?",
-        (mem.scope, t, source),
-    ).fetchone()
-    return int(row[0])
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during an ingest: the scan in progress was not written (each is atomic); the
+    ones before it were. ``summary`` counts them; a re-run resumes after them."""
+
+    def __init__(self, summary: IngestSummary) -> None:
+        super().__init__(f"interrupted after {summary.scans_ingested} scans")
+        self.summary = summary
+
+
+class _ScanWarnings(logging.Filter):
+    """Keeps ``observe``'s per-scan warnings off the log while an ingest counts them."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.msg is not SCAN_WARNING
 
 
 def feed(mem: ObjectMemory, plan: Iterable[PlannedScan], summary: IngestSummary, *,
-         total: int | None = None, stream: TextIO | None = None, label: str = "ingest") -> None:
+         total: int | None = None, stream: TextIO | None = None, label: str = "ingest",
+         warning_text: Callable[[str], str] = str) -> None:
     """Observe every planned scan the store does not hold yet, in order, counting into
-    ``summary``. Raises :class:`IngestError` at the first bad scan (nothing of it written)."""
+    ``summary``. Raises :class:`IngestError` at the first bad scan (nothing of it written),
+    :class:`Interrupted` on Ctrl-C.
+
+    A scan's warnings (``ScanResult.warnings``) are counted by kind in ``summary``; the first
+    of each kind is written to ``stream`` (above the progress bar) as ``warning_text`` words
+    it, the rest only counted — not logged scan by scan."""
     start = time.monotonic()
-    resume_t = mem.now
+    latest = mem.store.latest_scan(mem.scope, summary.source)
+    resume_t, held_at_resume = (None, 0) if latest is None else latest
     summary.resume_from_t = resume_t
-    held_at_resume = 0 if resume_t is None else _scans_at(mem, resume_t, summary.source)
     last_t: float | None = None
+    quiet = _ScanWarnings()
+    logger = logging.getLogger("locimem")
+    logger.addFilter(quiet)
     try:
         for planned in progress(plan, total=total, label=label, stream=stream, unit="scans"):
             summary.scans_read += 1
@@ -96,7 +119,7 @@ def feed(mem: ObjectMemory, plan: Iterable[PlannedScan], summary: IngestSummary,
             try:
                 scan = planned.build()
             except SkipScan as skip:
-                summary.skip(skip.reason, planned.t)
+                summary.skip(skip.reason, planned.t, skip.hint)
                 continue
             except IngestError:
                 raise
@@ -114,10 +137,18 @@ def feed(mem: ObjectMemory, plan: Iterable[PlannedScan], summary: IngestSummary,
             summary.detections += len(scan.detections)
             for reason, n in scan.dropped.items():
                 summary.drop(reason, n)
+            for warning in result.warnings:
+                if summary.warn(warning_text(warning)):
+                    note(f"warning: {planned.where}: {warning_text(warning)} (further scans "
+                         "with this warning are counted in the summary)", stream)
             for event in result.events:
                 kind = event.kind.value
                 summary.events[kind] = summary.events.get(kind, 0) + 1
             summary.objects_created += sum(1 for e in result.events if e.kind.value == "APPEARED")
+    except KeyboardInterrupt:
+        summary.interrupted = True
+        raise Interrupted(summary) from None
     finally:
+        logger.removeFilter(quiet)
         summary.seconds = time.monotonic() - start
         summary.objects_in_memory = len(mem.objects())

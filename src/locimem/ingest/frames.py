@@ -233,6 +233,14 @@ class TfBuffer:
     def frames(self) -> set[str]:
         return set(self._edges) | {e.parent for e in self._edges.values()}
 
+    def roots(self) -> list[str]:
+        """The frames without a parent (each the top of one tree), sorted."""
+        return sorted(f for f in self.frames if f not in self._edges)
+
+    def root_of(self, frame: str) -> str:
+        """The top of the tree ``frame`` is in (itself when it has no parent)."""
+        return self._chain(frame.lstrip("/"))[-1]
+
     def _chain(self, frame: str) -> list[str]:
         chain = [frame]
         while chain[-1] in self._edges:

@@ -50,10 +50,12 @@ from locimem.ingest.frames import (
     depth_to_metres,
 )
 from locimem.model import Camera, Detection
+from locimem.tracker.decide import OPTICAL_HINT
 
 __all__ = [
     "BagOptions",
     "RosUnavailable",
+    "cli_warning",
     "load_label_map",
     "open_bag",
     "ros_typestore",
@@ -238,8 +240,10 @@ class _Reader:
         det_topic = options.detections_topic
         if det_topic not in topics or topics[det_topic].msgtype != DETECTIONS_TYPE:
             have = sorted(t for t, i in topics.items() if i.msgtype == DETECTIONS_TYPE)
+            listed = ", ".join(f"{t} ({i.msgtype})" for t, i in sorted(topics.items()))
             raise IngestError("bag", f"no {DETECTIONS_TYPE} topic {det_topic!r} "
-                              f"(--detections); Detection3DArray topics in the bag: {have}")
+                              f"(--detections); Detection3DArray topics in the bag: {have}; "
+                              f"its topics: {listed or 'none'}")
         self.info_topic = _pick_topic(topics, options.camera_info_topic, CAMERA_INFO_TYPE,
                                       "CameraInfo", "--camera-info")
         self.depth_topic = _pick_topic(topics, options.depth_topic, IMAGE_TYPE,
@@ -274,12 +278,15 @@ class _Reader:
         self.scans.sort(key=lambda s: (s.t, s.order))
         self.infos.sort(key=lambda c: c.t)
         self.info_times = [c.t for c in self.infos]
+        self.has_static_tf = any(c.topic == options.tf_static_topic and c.msgcount > 0
+                                 for c in reader.connections)
         self.inputs = {
             "path": str(path), "detections": det_topic, "map_frame": options.map_frame,
             "camera_info": self.info_topic, "depth": self.depth_topic,
             "camera_frame": self._camera_frame(self.infos[0]) if self.infos else None,
             "optical": self._optical(self._camera_frame(self.infos[0])) if self.infos else None,
             "tf_frames": sorted(self.tf.frames),
+            "topics": {t: f"{i.msgtype} ({i.msgcount})" for t, i in sorted(topics.items())},
         }
 
     def _add_tf(self, msg: Any, topic: str, static: bool) -> None:
@@ -353,14 +360,40 @@ class _Reader:
         return PlannedScan(raw.t, where, lambda: self._build(raw, depth_msg, want_depth, where))
 
     # -- building one scan --------------------------------------------------------------------
-    def _lookup(self, frame: str, t: float, where: str) -> Transform:
+    def _lookup(self, frame: str, t: float, where: str, role: str = "detections") -> Transform:
         if not frame:
             raise IngestError(where, "a detection has no frame_id (neither its own header "
                               "nor the array's)")
         try:
             return self.tf.lookup(self.options.map_frame, frame, t)
         except TransformUnavailable as exc:
-            raise SkipScan(exc.reason) from None
+            raise SkipScan(exc.reason, self._tf_hint(frame, role)) from None
+
+    def _tf_hint(self, frame: str, role: str) -> str:
+        """What to do about a transform the bag cannot give, in command-line terms."""
+        tf, target = self.tf, self.options.map_frame.lstrip("/")
+        frames = tf.frames
+        roots = tf.roots()
+        listed = ", ".join(sorted(frames)) or "none"
+        camera = (" — or pass --camera-info none to ingest without a camera"
+                  if role == "camera" else "")
+        if target not in frames:
+            fix = (f"pass --map-frame {_preferred_root(roots)}" if roots
+                   else "the bag has no tf data")
+            return f"the bag's tf has no frame {target!r} (its frames: {listed}): {fix}"
+        if frame.lstrip("/") not in frames:
+            what = ("the camera's frame" if role == "camera" else "the detections' frame")
+            flag = " (--camera-frame names another)" if role == "camera" else ""
+            return (f"{what} {frame!r} is not in the bag's tf (its frames: {listed}){flag}"
+                    f"{camera}")
+        if tf.root_of(frame) != tf.root_of(target):
+            static = "" if self.has_static_tf else (
+                f"; the bag has no {self.options.tf_static_topic} messages (record it too: "
+                "robot_state_publisher's fixed frames live there)")
+            return (f"no transform joins {tf.root_of(frame)!r} (above {frame!r}) to "
+                    f"{tf.root_of(target)!r} (above {target!r}){static}{camera}")
+        return ("the transform's samples do not cover the scan's stamp (tf started later or "
+                f"stopped earlier than the detections){camera}")
 
     def _build(self, raw: _RawScan, depth_msg: Any, want_depth: bool, where: str) -> Scan:
         t = raw.t
@@ -396,7 +429,7 @@ class _Reader:
     def _camera(self, t: float, depth_msg: Any, want_depth: bool, where: str) -> Camera:
         info = self._info_at(t)
         frame = self._camera_frame(info)
-        pose = self._lookup(frame, t, where)
+        pose = self._lookup(frame, t, where, role="camera")
         if self._optical(frame):
             pose = pose.compose(OPTICAL_TO_BODY)
         win = info.window
@@ -404,7 +437,9 @@ class _Reader:
         if want_depth:
             if depth_msg is None:
                 raise SkipScan(f"no depth image within {self.options.depth_tolerance_s} s "
-                               f"on {self.depth_topic}")
+                               f"on {self.depth_topic}",
+                               "pass a larger --depth-tolerance S, or --depth none to ingest "
+                               "without depth (then a camera look counts only what is in view)")
             depth = self._depth(depth_msg, info, frame, where)[win.row0:win.row1,
                                                               win.col0:win.col1]
         try:
@@ -428,6 +463,26 @@ class _Reader:
                                    int(msg.step), bool(msg.is_bigendian))
         except InvalidInput as exc:
             raise IngestError(dwhere, str(exc)) from None
+
+
+def cli_warning(warning: str) -> str:
+    """A scan's warning in the command line's terms: the camera an ingest builds is fixed by
+    its flags, not by ``Camera(frame=...)``.
+
+    >>> cli_warning("3 of 4 detections lie outside the camera's field of view: check the "
+    ...             "camera pose and its frame (" + OPTICAL_HINT + ")")[-70:]
+    'frame (--optical yes|no: is it an optical frame; --camera-frame FRAME)'
+    """
+    return warning.replace(OPTICAL_HINT, "--optical yes|no: is it an optical frame; "
+                                         "--camera-frame FRAME")
+
+
+def _preferred_root(roots: list[str]) -> str:
+    """The tf root a memory most likely lives in: ``map``, ``world``, ``odom`` first."""
+    for name in ("map", "world", "odom"):
+        if name in roots:
+            return name
+    return roots[0]
 
 
 def _check_options(options: BagOptions) -> None:

@@ -2,10 +2,22 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["IngestSummary"]
+from locimem.times import time_text
+
+__all__ = ["IngestSummary", "warning_kind"]
+
+
+def warning_kind(warning: str) -> str:
+    """A scan warning without its leading counts, so one kind of warning is counted once.
+
+    >>> warning_kind("25 of 30 detections lie outside the camera's field of view: check it")
+    "detections lie outside the camera's field of view: check it"
+    """
+    return re.sub(r"^\d+ of \d+ ", "", warning)
 
 
 @dataclass
@@ -39,10 +51,49 @@ class IngestSummary:
     objects_in_memory: int = 0
     resume_from_t: float | None = None
     seconds: float = 0.0
+    hints: dict[str, str] = field(default_factory=dict)  # skip reason -> what would fix it
+    warnings: dict[str, int] = field(default_factory=dict)  # warning -> scans it was given
+    interrupted: bool = False
 
-    def skip(self, reason: str, t_s: float) -> None:
+    def skip(self, reason: str, t_s: float, hint: str | None = None) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
         self.first_skipped_t.setdefault(reason, t_s)
+        if hint is not None:
+            self.hints.setdefault(reason, hint)
+
+    def warn(self, warning: str) -> bool:
+        """Count a scan's warning (its kind: the text without its leading counts); True the
+        first time this kind is seen."""
+        kind = warning_kind(warning)
+        first = kind not in self.warnings
+        self.warnings[kind] = self.warnings.get(kind, 0) + 1
+        return first
+
+    @property
+    def took_nothing(self) -> bool:
+        """Nothing ingested, and nothing held already: the recording gave the memory nothing
+        (every scan skipped, or none there)."""
+        return self.scans_ingested == 0 and self.scans_resumed == 0
+
+    def why_nothing(self) -> list[str]:
+        """Why a run took nothing, cause by cause, each with what to do."""
+        topic = self.inputs.get("detections")
+        if self.scans_read == 0:
+            where = f" on {topic}" if topic else ""
+            lines = [f"{self.source_path} holds no scans{where}"]
+            topics = self.inputs.get("topics")
+            if topics:
+                lines.append("  its topics: " + ", ".join(f"{t} {k}" for t, k in topics.items()))
+                lines.append("  pass --detections TOPIC to read another "
+                             "vision_msgs/msg/Detection3DArray topic")
+            return lines
+        lines = [f"none of the {self.scans_read} scans of {self.source_path} could be "
+                 "ingested:"]
+        for reason, n in sorted(self.skipped.items(), key=lambda kv: -kv[1]):
+            lines.append(f"  {n} skipped: {reason}")
+            if reason in self.hints:
+                lines.append(f"    {self.hints[reason]}")
+        return lines
 
     def drop(self, reason: str, n: int = 1) -> None:
         self.detections_dropped[reason] = self.detections_dropped.get(reason, 0) + n
@@ -68,6 +119,9 @@ class IngestSummary:
             "detections_dropped": dict(sorted(self.detections_dropped.items())),
             "objects": {"created": self.objects_created, "in_memory": self.objects_in_memory},
             "events": dict(sorted(self.events.items())),
+            "hints": dict(sorted(self.hints.items())),
+            "warnings": dict(sorted(self.warnings.items())),
+            "interrupted": self.interrupted,
             "resume_from_t": self.resume_from_t,
             "seconds": round(self.seconds, 3),
             "scans_per_s": round(self.scans_per_s, 1),
@@ -86,10 +140,15 @@ class IngestSummary:
             depth = f", depth {i['depth']}" if i.get("depth") else ""
             out.append(f"  read {i['detections']} into frame {i['map_frame']}; {cam}{depth}")
         if self.scans_resumed:
-            out.append(f"  {self.scans_resumed} scans already in the store (resumed after "
-                       f"t={self.resume_from_t})")
+            out.append(f"  {self.scans_resumed} scans already in the store from source "
+                       f"{self.source!r} (resumed after {time_text(self.resume_from_t)})")
         for reason, n in sorted(self.skipped.items()):
-            out.append(f"  skipped {n} scans: {reason} (first at t={self.first_skipped_t[reason]})")
+            out.append(f"  skipped {n} scans: {reason} (first at "
+                       f"{time_text(self.first_skipped_t[reason])})")
+            if reason in self.hints:
+                out.append(f"    {self.hints[reason]}")
+        for kind, n in sorted(self.warnings.items()):
+            out.append(f"  warning, {n} scans: {kind}")
         out.append(f"  {self.detections} detections; objects: {self.objects_created} new, "
                    f"{self.objects_in_memory} in memory")
         for reason, n in sorted(self.detections_dropped.items()):

@@ -49,7 +49,9 @@ class MemoryBase(MemoryReader):
         self._vector_index = vector_index
         self._shared = shared  # other writers may commit to this scope (a server store)
         self._late_s = late_s  # how far a scan may trail another writer's latest commit
-        self._own_now: float | None = None  # this writer's latest scan since it opened
+        # this writer's latest scan of each source since it opened: a source's scans keep
+        # their order; another's (a second camera, another robot) may trail by late_s
+        self._own_now: dict[str, float] = {}
         self._in_turn = False
         self._stale = False  # a lost connection left the state to reload
         self._state = self._load_state(from_log=False)

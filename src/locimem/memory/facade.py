@@ -57,6 +57,9 @@ from locimem.tracker.load import replay_stale_cache
 _UNREADABLE = (sqlite3.DatabaseError, KeyError, ValueError, TypeError, IndexError,
                AttributeError, OverflowError, zlib.error, RecursionError)
 logger = logging.getLogger("locimem")
+SCAN_WARNING = "scan at t=%s: %s"
+"""How ``observe`` logs a scan's warnings (a caller that reports them itself may filter these
+records out: their ``msg`` is this string)."""
 
 
 
@@ -91,6 +94,7 @@ class ObjectMemory(Corrections, PriorMapWrites, RoomWrites, Maintenance):
         encoder: Encoder | str | None = None,
         vector_index: str = "exact",
         check: str = "quick",
+        late_s: float | None = None,
     ) -> ObjectMemory:
         """Open (or create) the store at ``path`` and rebuild the memory of ``scope``.
 
@@ -113,6 +117,13 @@ class ObjectMemory(Corrections, PriorMapWrites, RoomWrites, Maintenance):
                 :mod:`locimem.store.sqlite.open_check`): ``"quick"`` (SQLite's ``quick_check`` on
                 files up to 64 MiB, the header and schema on larger ones), ``"header"``
                 (header and schema only) or ``"off"``. (SQLite only.)
+            late_s: how far (seconds) a scan may trail the latest scan *another* writer or
+                source landed in the scope — the store's late-scan tolerance, shared by
+                every writer and by ``validate``. None keeps the store's (a new SQLite file:
+                0, a new PostgreSQL schema: 1 s, or the URL's ``?late_s=``); a number sets a
+                new store's and raises an existing one's (never lowers it: scans it holds
+                may trail by that much). Raise it for robots whose clocks disagree by more,
+                or to ingest a recording that overlaps another source's.
 
         Raises:
             StoreLocked: another process has the store open for writing.
@@ -131,7 +142,8 @@ class ObjectMemory(Corrections, PriorMapWrites, RoomWrites, Maintenance):
         text_encoder = _check_encoder(encoder)
         make_index = _check_vector_index(vector_index)
         shared = is_postgres_url(path)
-        store = open_store(path, read_only=read_only, durable=durable, check=check)
+        store = open_store(path, read_only=read_only, durable=durable, check=check,
+                           late_s=late_s)
         try:
             if not store.read_only and store.cache_stale():  # a migration left it to replay
                 replay_stale_cache(store)
@@ -173,7 +185,7 @@ class ObjectMemory(Corrections, PriorMapWrites, RoomWrites, Maintenance):
         # decision see every commit before this one
         try:
             with self._turn():
-                dets = self._check_scan(t, detections, camera)
+                dets = self._check_scan(t, detections, camera, source)
                 with self._all_or_nothing():  # decide refreshes the state's loss queue
                     decision = decide(self._state, self._config, t, dets, camera,
                                       recorded_at=float(self._clock()), actor=source)
@@ -181,27 +193,34 @@ class ObjectMemory(Corrections, PriorMapWrites, RoomWrites, Maintenance):
         except ConnectionLost:  # the turn's commit may have failed after the state changed
             self._restore()
             raise
-        self._own_now = t if self._own_now is None else max(self._own_now, t)
+        self._own_now[source] = max(self._own_now.get(source, t), t)
         self._note_embedding_width(dets)
         events = tuple(r for r in records if isinstance(r, Event))
         for warning in decision.warnings:
-            logger.warning("scan at t=%s: %s", t, warning)
+            logger.warning(SCAN_WARNING, t, warning)
         return ScanResult(commit=decision.records[0].id, t=t,  # type: ignore[union-attr]
                           assignments=decision.assignments, events=events,
                           rejected=decision.rejected, warnings=decision.warnings)
 
     def _check_scan(self, t: float, detections: Iterable[Detection],
-                    camera: Camera | None) -> list[Detection]:
-        now, own = self._state.now, self._own_now
-        # a scan may trail another writer's latest commit by late_s, never this writer's own
+                    camera: Camera | None, source: str) -> list[Detection]:
+        now, own = self._state.now, self._own_now.get(source)
+        # a scan may trail the latest commit by late_s, never this writer's own previous scan
+        # of the same source
         limit = max(-math.inf if now is None else now - self._late_s,
                     -math.inf if own is None else own)
         if t < limit:
-            late = (f" (by more than late_s={self._late_s} s behind another writer's scan)"
-                    if self._late_s and (own is None or t >= own) else "")
+            if own is not None and t < own:  # behind this writer's own scan: never
+                raise InvalidInput(f"t={t} is before the latest scan (t={now}); scans must "
+                                   "not go back in time")
+            late = (f" by more than late_s={self._late_s} s (the store's late-scan "
+                    "tolerance)" if self._late_s else "")
             raise InvalidInput(
-                f"t={t} is before the latest scan (t={now}); scans must not go back in "
-                f"time{late}")
+                f"t={t} is before the latest scan (t={now}){late}; scans must not go back in "
+                f"time. If another robot or recording wrote it (clocks that disagree, or an "
+                f"overlapping recording), raise the tolerance to at least "
+                f"{_late_hint(now - t)} s: ObjectMemory.open(..., late_s=...), ?late_s= in a "
+                f"PostgreSQL URL, or --late-s on the command line")
         if camera is not None and not isinstance(camera, Camera):
             raise InvalidInput(f"camera must be a Camera or None, got {type(camera).__name__}")
         if isinstance(detections, (str, bytes, Detection)) or not hasattr(detections, "__iter__"):
@@ -271,6 +290,11 @@ class ObjectMemory(Corrections, PriorMapWrites, RoomWrites, Maintenance):
         :meth:`query`, worded by ``verbalizer`` (default: the deterministic offline one) from
         a budgeted, focused, sanitised prompt; cites object ids, hedged by trust state."""
         return agent_answer(self, question, verbalizer)
+
+
+def _late_hint(behind_s: float) -> str:
+    """A tolerance that would take a scan ``behind_s`` late, rounded up to read well."""
+    return f"{math.ceil(behind_s):g}" if behind_s >= 1 else f"{math.ceil(behind_s * 10) / 10:g}"
 
 
 def _check_scope_held(store: Store, scope: str) -> None:

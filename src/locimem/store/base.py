@@ -21,13 +21,14 @@ unless named ``recorded``.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from locimem.errors import IntegrityError
+from locimem.errors import IntegrityError, InvalidInput
 from locimem.model import (
     AuditEntry,
     Commit,
@@ -40,12 +41,47 @@ from locimem.model import (
     TombstoneState,
 )
 
-__all__ = ["RowChanges", "RowsRejected", "Store", "is_postgres_url"]
+__all__ = ["LATE_S_KEY", "RowChanges", "RowsRejected", "Store", "checked_late_s", "is_postgres_url",
+           "meta_late_s"]
 
 def is_postgres_url(path: object) -> bool:
     """Whether ``path`` names a PostgreSQL store (``postgresql://…`` or ``postgres://…``)
     rather than a file — decided without importing the backend."""
     return isinstance(path, str) and path.startswith(("postgresql://", "postgres://"))
+
+
+LATE_S_KEY = "late_s"
+
+
+def meta_late_s(meta: Mapping[str, str]) -> float:
+    """A store's late-scan tolerance from its ``meta`` (0 when it has none, or it is
+    unreadable — ``validate`` reads it the same way)."""
+    try:
+        value = float(meta.get(LATE_S_KEY, "0"))
+    except ValueError:
+        return 0.0
+    return value if math.isfinite(value) and value > 0 else 0.0
+
+
+def checked_late_s(late_s: Any, current: float) -> float:
+    """A new late-scan tolerance (seconds): finite, >= 0 and not below ``current``.
+
+    >>> checked_late_s(5, 1.0)
+    5.0
+    >>> checked_late_s(0.5, 1.0)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    locimem.errors.InvalidInput: late_s=0.5 is below the store's late_s=1.0: ...
+    """
+    if isinstance(late_s, bool) or not isinstance(late_s, (int, float)) \
+            or not math.isfinite(late_s) or late_s < 0:
+        raise InvalidInput(f"late_s must be a finite number of seconds >= 0, got {late_s!r}")
+    value = float(late_s)
+    if value < current:
+        raise InvalidInput(f"late_s={value} is below the store's late_s={current}: a store's "
+                           f"late-scan tolerance is only raised (scans it holds may trail by "
+                           f"up to {current} s)")
+    return value
 
 
 BulkTable = tuple[str, Sequence[str], Iterable[Sequence[Any]]]
@@ -89,8 +125,9 @@ class Store(Protocol):
     """Opened without the writer lock: every write raises ``ReadOnly``."""
     late_s: float
     """How far (seconds) a scan may trail the latest commit *another writer* landed in its
-    scope and still be accepted (its records keep its own time). 0 where a store has one
-    writer (SQLite); a PostgreSQL store fixes it when created (default 1 s)."""
+    scope and still be accepted (its records keep its own time): the store's ``late_s``
+    (meta), shared by every writer and by ``validate``. Default 0 for a SQLite file (one
+    writer at a time), 1 s for a PostgreSQL schema; raised by :meth:`raise_late_s`."""
 
     # -- lifecycle ----------------------------------------------------------------------------
     def close(self) -> None:
@@ -180,8 +217,16 @@ class Store(Protocol):
         ``scope``; ``ValueError`` for another table."""
 
     # -- the log ------------------------------------------------------------------------------
+    def raise_late_s(self, late_s: float) -> None:
+        """Set the store's ``late_s`` to ``late_s`` seconds (finite, at least the current
+        value: every scan already stored stays within it), in one transaction."""
+
     def commits(self, scope: str) -> list[Commit]:
         """Every commit of ``scope``, by id."""
+
+    def latest_scan(self, scope: str, source: str) -> tuple[float, int] | None:
+        """The latest valid time of ``scope``'s scans from ``source`` (their commits' actor)
+        and how many of its scans the scope holds at that time; None: none from it."""
 
     def last_commit_time(self, scope: str) -> float | None:
         """The latest valid time of the scope's commits (None: no commit) — its last

@@ -11,13 +11,21 @@ from typing import Any
 
 from locimem.model import AuditEntry, Commit, Event
 
-__all__ = ["LOAD_BATCH", "audit_entries", "audit_query", "conditions", "events_query",
-           "observations_query"]
+__all__ = ["LATEST_SCAN", "LOAD_BATCH", "audit_entries", "audit_query", "conditions",
+           "events_query", "observations_query"]
 
 LOAD_BATCH = 256
 """Object rows decoded at a time on open: every row decoded at once would double the process's
 memory while they last and leave it fragmented after (resident per object held, SQLite, all
 rows at once -> 256 at a time: 2.1 -> 1.5 KB at 1k, 2.5 -> 1.7 KB at 10k)."""
+
+
+LATEST_SCAN = (
+    "SELECT t, count(*) FROM commits WHERE scope = {p} AND kind = 'scan' AND actor = {p} AND "
+    "t = (SELECT max(t) FROM commits WHERE scope = {p} AND kind = 'scan' AND actor = {p}) "
+    "GROUP BY t")
+"""A source's latest scan time in a scope and its scans at that time (``Store.latest_scan``;
+arguments: scope, source, scope, source)."""
 
 
 def conditions(p: str, scope: str, *pairs: tuple[str, Any]) -> tuple[list[str], list[Any]]:

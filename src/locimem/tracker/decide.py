@@ -238,11 +238,15 @@ def decide(
     #    (EXPIRED if never promoted) — a glimpse (belief.misses_can_lose) only by a look
     #    that saw through at least half of a place it surely stands on (visible share times
     #    belief.place_certainty): its box is a guess, and a look beside it proves nothing.
+    #    A late scan (a fleet's, within the store's late_s) is no evidence against a thing
+    #    sighted after its time: it may have arrived since.
     missed: list[int] = []
     credits: list[float] = []
     if camera is not None:
         for oid, factor, empty in places.looked(set(after) | lost_now | gone):
             obj = objects[oid]
+            if obj.last_seen > t:
+                continue
             credit = absence_credit(obj, detection_probability(obj, config) * factor, config,
                                     empty)
             missed.append(oid)
@@ -295,8 +299,11 @@ def _frame_warnings(camera: Camera | None, detections: Sequence[Detection]) -> t
     if 2 * outside <= n:
         return ()
     return (f"{outside} of {n} detections lie outside the camera's field of view: check the "
-            "camera pose and its frame (Camera(frame='optical') for a ROS optical-frame "
-            "quaternion)",)
+            f"camera pose and its frame ({OPTICAL_HINT})",)
+
+
+OPTICAL_HINT = "Camera(frame='optical') for a ROS optical-frame quaternion"
+"""The fix the field-of-view warning names, in Python terms (a front end words its own)."""
 
 
 def _relocate(out: RecordWriter, state: MemoryState, after: dict[int, ObjectState],

@@ -48,7 +48,14 @@ from locimem.model import (
     RejectionState,
     TombstoneState,
 )
-from locimem.store.base import RowChanges, RowsRejected, is_postgres_url
+from locimem.store.base import (
+    LATE_S_KEY,
+    RowChanges,
+    RowsRejected,
+    checked_late_s,
+    is_postgres_url,
+    meta_late_s,
+)
 from locimem.store.postgres.codec import from_pg, to_pg, to_pg_converter
 from locimem.store.postgres.schema import (
     EXTENSIONS,
@@ -58,6 +65,7 @@ from locimem.store.postgres.schema import (
     TABLES,
 )
 from locimem.store.sql import (
+    LATEST_SCAN,
     LOAD_BATCH,
     audit_entries,
     audit_query,
@@ -82,9 +90,12 @@ from locimem.store.sqlite.codec import (
     replay_order,
 )
 
-__all__ = ["DEFAULT_SCHEMA", "PostgresStore", "is_postgres_url", "parse_url", "with_schema"]
+__all__ = ["DEFAULT_SCHEMA", "LATE_S", "PostgresStore", "is_postgres_url", "parse_url", "redacted",
+           "url_late_s", "with_schema"]
 
 DEFAULT_SCHEMA = "locimem"
+LATE_S = 1.0
+"""A new schema's late-scan tolerance (seconds): robots' clocks and delivery disagree a little."""
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _REBUILD_CACHE = "rebuild_cache"
 _SCOPED = frozenset(TABLES)
@@ -103,11 +114,28 @@ def parse_url(url: str) -> tuple[str, str]:
     if not _SCHEMA_NAME.match(schema):
         raise InvalidInput(f"schema must be lower-case letters, digits and '_' (at most 63), "
                            f"starting with a letter or '_'; got {schema!r}")
-    rest = urlencode([(k, v) for k, v in query if k != "schema"])
+    rest = urlencode([(k, v) for k, v in query if k not in ("schema", LATE_S_KEY)])
     return urlunsplit(parts._replace(query=rest)), schema
 
 
-def _redacted(url: str) -> str:
+def url_late_s(url: str) -> float | None:
+    """The late-scan tolerance a store URL asks for (``?late_s=SECONDS``), or None.
+
+    >>> url_late_s("postgresql://db/fleet?schema=home&late_s=5"), url_late_s("postgresql://db")
+    (5.0, None)
+    """
+    values = [v for k, v in parse_qsl(urlsplit(url).query, keep_blank_values=True)
+              if k == LATE_S_KEY]
+    if not values:
+        return None
+    try:
+        return float(values[-1])
+    except ValueError:
+        raise InvalidInput(f"late_s in the URL must be a number of seconds, got "
+                           f"{values[-1]!r}") from None
+
+
+def redacted(url: str) -> str:
     """``url`` without its password, for messages."""
     parts = urlsplit(url)
     if parts.password is None:
@@ -125,25 +153,33 @@ class PostgresStore:
 
     late_s: float
     """How far (seconds) a scan may trail the latest commit another writer landed in its
-    scope: the store's ``late_s`` (meta), fixed when it was created (default
-    :data:`LATE_S`) so every writer of the fleet — and ``validate`` — agrees on it."""
+    scope: the store's ``late_s`` (meta), set when it was created (default :data:`LATE_S`;
+    ``late_s=`` or the URL's ``?late_s=`` choose another, and raise an existing store's) so
+    every writer of the fleet — and ``validate`` — agrees on it."""
 
     def __init__(self, url: str, *, read_only: bool = False, durable: bool = True,
-                 late_s: float = 1.0) -> None:
+                 late_s: float | None = None) -> None:
         self._conninfo, self.schema = parse_url(url)
         self.url = url
-        self.path = _redacted(url)
+        self.path = redacted(url)
         self.read_only = read_only
         self.durable = durable
         self._conn: psycopg.Connection[Any] | None = None
         self._closed = False
         try:
             conn = self._connection()
+            wanted = late_s if late_s is not None else url_late_s(url)
             if read_only:
                 self._check_schema(conn)
             else:
-                self._create_or_check(conn, late_s)
-            self.late_s = float(self.meta().get("late_s", "0"))
+                self._create_or_check(conn, LATE_S if wanted is None else
+                                      checked_late_s(wanted, 0.0))
+            self.late_s = meta_late_s(self.meta())
+            if wanted is not None and wanted != self.late_s:
+                if read_only:
+                    raise ReadOnly(f"late_s={wanted} asks to change the store's late_s="
+                                   f"{self.late_s}: open it writable to raise it")
+                self.raise_late_s(wanted)
         except BaseException:
             self.close()
             raise
@@ -556,6 +592,17 @@ class PostgresStore:
     def commits(self, scope: str) -> list[Commit]:
         return [commit_from_row(row) for row in self._execute(
             f"SELECT {COMMIT_COLUMNS} FROM commits WHERE scope = %s ORDER BY id", (scope,))]
+
+    def raise_late_s(self, late_s: float) -> None:
+        value = checked_late_s(late_s, self.late_s)
+        with self._write(None) as conn:
+            _set_meta(conn, "late_s", repr(value))
+        self.late_s = value
+
+    def latest_scan(self, scope: str, source: str) -> tuple[float, int] | None:
+        row = self._execute(LATEST_SCAN.format(p="%s"),
+                                 (scope, source, scope, source)).fetchone()
+        return None if row is None else (float(row[0]), int(row[1]))
 
     def last_commit_time(self, scope: str) -> float | None:
         """The latest valid time of the scope's commits (a late scan, within the fleet's

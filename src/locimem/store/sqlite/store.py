@@ -29,8 +29,9 @@ from locimem.model import (
     RejectionState,
     TombstoneState,
 )
-from locimem.store.base import RowChanges
+from locimem.store.base import RowChanges, checked_late_s, meta_late_s
 from locimem.store.sql import (
+    LATEST_SCAN,
     LOAD_BATCH,
     audit_entries,
     audit_query,
@@ -84,11 +85,13 @@ class SQLiteStore:
     pre-migration copy went, if this open migrated the file) are SQLite's own.
     """
 
-    late_s = 0.0
-    """One writer per file: a scan never trails another writer's (see the protocol)."""
+    late_s: float
+    """How far a scan may trail another writer's (see the protocol): the file's ``late_s``
+    (meta), 0 unless raised — one writer at a time, so by default a scan never trails."""
 
     def __init__(self, path: str | os.PathLike[str], *, read_only: bool = False,
-                 durable: bool = True, check: str = "quick") -> None:
+                 durable: bool = True, check: str = "quick",
+                 late_s: float | None = None) -> None:
         check = check_open_mode(check)  # see locimem.store.sqlite.open_check
         self.path = str(path)
         self.read_only = read_only
@@ -137,6 +140,12 @@ class SQLiteStore:
                 page = self.conn.execute("PRAGMA page_size").fetchone()[0]
                 self._checkpointer = _checkpointer.Checkpointer(self.path, int(page),
                                                                 _checkpointer.WAL_PAGES)
+            self.late_s = meta_late_s(self.meta())
+            if late_s is not None and late_s != self.late_s:
+                if read_only:
+                    raise ReadOnly(f"late_s={late_s} asks to change the store's late_s="
+                                   f"{self.late_s}: open it writable to raise it")
+                self.raise_late_s(late_s)
         except BaseException:
             self.close()
             raise
@@ -400,6 +409,18 @@ class SQLiteStore:
         max_ev = one("SELECT max(seq) FROM events").fetchone()[0]
         max_commit = one("SELECT max(id) FROM commits").fetchone()[0]
         return ((max_oid or 0) + 1, max(max_obs or 0, max_ev or 0) + 1, (max_commit or 0) + 1)
+
+    def raise_late_s(self, late_s: float) -> None:
+        value = checked_late_s(late_s, self.late_s)
+        with self.atomic() as conn:
+            conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('late_s', ?)",
+                         (repr(value),))
+        self.late_s = value
+
+    def latest_scan(self, scope: str, source: str) -> tuple[float, int] | None:
+        row = self.conn.execute(LATEST_SCAN.format(p="?"),
+                                 (scope, source, scope, source)).fetchone()
+        return None if row is None else (float(row[0]), int(row[1]))
 
     def last_commit_time(self, scope: str) -> float | None:
         """The latest valid time of the scope's commits (its last commit's, unless the scope

@@ -108,3 +108,29 @@ def test_a_simulated_day_that_restarts_is_refused():
 
     with pytest.raises(ValueError, match="'kitchen_day' restarts the process"):
         bench_day("kitchen_day")
+
+
+def test_describe_words_one_object_with_its_relations(tmp_path, capsys):
+    from locimem import Detection, ObjectMemory
+
+    path = tmp_path / "table.loci"
+    with ObjectMemory.open(path) as mem:
+        for t in range(8):
+            mem.observe(float(t), [Detection("table", 0.9, (1.0, 1.0, 0.4), (1.2, 0.8, 0.8)),
+                                   Detection("cup", 0.9, (1.1, 1.0, 0.85), (0.08, 0.08, 0.1)),
+                                   Detection("book", 0.9, (4.0, 1.0, 0.1), (0.2, 0.15, 0.05))])
+        cup = next(o.id for o in mem.objects() if o.label == "cup")
+        table = next(o.id for o in mem.objects() if o.label == "table")
+        said = mem.describe(cup)
+    assert main(["describe", str(path), str(cup), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["text"] == said and f"on the table (#{table})" in said
+    assert (doc["object"]["id"], doc["object"]["label"]) == (cup, "cup")
+    on = [r for r in doc["relations"] if r["relation"] == "on"]
+    assert [(r["subject"], r["object"]) for r in on] == [(cup, table)]
+    assert all("book" not in json.dumps(r) for r in doc["relations"])  # the far book: absent
+    assert main(["describe", str(path), str(cup)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == said and f"#{cup} cup on #{table} table" in "\n".join(lines)
+    assert main(["describe", str(path), "99"]) == 2
+    assert "no object 99" in capsys.readouterr().err

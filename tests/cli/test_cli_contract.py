@@ -65,6 +65,7 @@ def _commands(path: Path, tmp: Path) -> dict[str, tuple[list[str], int]]:
         "events": (["events", s], 0),
         "history": (["history", s, "2"], 0),
         "recall": (["recall", s, "keys"], 0),
+        "describe": (["describe", s, "2"], 0),
         "query": (["query", s, "what is the book on"], 0),
         "find": (["find", s, "something to drink from"], 0),
         "near": (["near", s, "1.0", "1.0", "0.8", "--radius", "0.5"], 0),
@@ -92,7 +93,7 @@ def _commands(path: Path, tmp: Path) -> dict[str, tuple[list[str], int]]:
     }
 
 
-SCOPED = {"inspect", "events", "history", "recall", "query", "find", "near", "audit", "deltas",
+SCOPED = {"inspect", "events", "history", "recall", "describe", "query", "find", "near", "audit", "deltas",
           "relabel", "move", "set", "merge", "split", "forget", "consolidate", "compact",
           "export", "ingest", "map", "rerun"}
 

@@ -19,6 +19,7 @@ import urllib.request
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from locimem.errors import InvalidInput, LocimemError
+from locimem.times import time_text
 
 if TYPE_CHECKING:
     from locimem.agent.answer import Facts, Prompt
@@ -109,7 +110,8 @@ class OfflineVerbalizer:
                 words = list(c["net"]) if "net" in c else _salient(list(c["changes"]))
                 if words:
                     parts.append(f"{_q(c['label'])} (#{c['id']}) {', '.join(words)}")
-            since = f"Since t={f.since_t:.1f} s" if f.since_t is not None else "Recently"
+            since = ("Recently" if f.since_t is None
+                     else f"Since {time_text(f.since_t, digits=1)}")
             if not parts:
                 return f"{since}: nothing changed that I noticed."
             more = len(parts) - LIST_LIMIT

@@ -27,6 +27,7 @@ EPILOG = """examples:
   locimem inspect home.loci          what a store holds, per scope
   locimem events home.loci --kind MOVED --since 60
   locimem recall home.loci cup       what the memory knows about the cup
+  locimem describe home.loci 12      one object in words, with its relations
   locimem query home.loci "what's on the kitchen table"
   locimem query home.loci "what is the book on"
   locimem find home.loci "something to drink from"

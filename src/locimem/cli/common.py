@@ -52,6 +52,22 @@ def add_quiet(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
+SINCE_HELP = ("seconds (120), ISO 8601 (2026-12-03T10:00:00Z) or a clock time (10:00: the "
+              "latest such moment, on the day of the store's latest scan)")
+
+
+def add_since(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("--since", metavar="TIME", help=f"only {what} at or after this time: "
+                                                   + SINCE_HELP)
+
+
+def since_time(mem: MemoryReader, args: argparse.Namespace) -> float | None:
+    """``--since`` as a valid time (None when not given); a clock time is on ``mem``'s day."""
+    from locimem.times import parse_time
+
+    return None if args.since is None else parse_time(args.since, now=mem.now, what="--since")
+
+
 def add_who(p: argparse.ArgumentParser, actor: str = "operator") -> None:
     p.add_argument("--actor", default=actor, help=f"who is doing it, for the audit (default "
                                                   f"{actor!r})")

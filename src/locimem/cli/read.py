@@ -7,6 +7,7 @@ import argparse
 from typing import Any
 
 from locimem.cli.common import (
+    add_since,
     add_store,
     document,
     object_doc,
@@ -16,6 +17,7 @@ from locimem.cli.common import (
     resolve_scope,
     room_of,
     rounded,
+    since_time,
     store_scopes,
     stream_line,
     time_text,
@@ -24,6 +26,7 @@ from locimem.cli.text import audit_doc, audit_lines, event_doc, format_event
 from locimem.model import EventKind, ObjectStatus
 from locimem.query.hedge import sanitize
 from locimem.query.reader import COMMIT_KINDS
+from locimem.times import time_doc
 
 Sub = Any  # argparse's sub-parser action
 HIDDEN_KINDS = ("KEYFRAME",)  # events hides these unless asked (--kind / --all-kinds)
@@ -96,7 +99,7 @@ def parser_events(sub: Sub) -> None:
     p.add_argument("--all-kinds", action="store_true",
                    help=f"also show {', '.join(HIDDEN_KINDS)} events")
     p.add_argument("--label", help="only events of objects voted this label")
-    p.add_argument("--since", type=float, help="only events at or after this time (s)")
+    add_since(p, "events")
     p.add_argument("--object", type=int, help="only this object id")
     p.add_argument("--limit", type=int, help="at most this many")
     p.set_defaults(func=cmd_events)
@@ -114,7 +117,7 @@ def cmd_events(args: argparse.Namespace) -> int:
     kinds = event_kinds(args)
     shown = 0
     with open_memory(args) as mem:  # streamed: printed page by page as the store yields them
-        events = mem.iter_events(kind=kinds, label=args.label, since=args.since,
+        events = mem.iter_events(kind=kinds, label=args.label, since=since_time(mem, args),
                                  object_id=args.object, limit=args.limit) if kinds else ()
         for ev in events:
             shown += 1
@@ -164,7 +167,7 @@ def parser_audit(sub: Sub) -> None:
     p = add_store(sub.add_parser("audit", help="who changed what, when and why: scans that "
                                  "changed something, corrections, forgetting, maintenance"),
                   json_help="print JSON Lines, one entry per line (numbers rounded)")
-    p.add_argument("--since", type=float, help="only entries at or after this valid time (s)")
+    add_since(p, "entries")
     p.add_argument("--actor", help="only entries by this actor")
     p.add_argument("--object", type=int, help="only entries touching this object id")
     p.add_argument("--kind", choices=list(COMMIT_KINDS), help="only this kind of commit")
@@ -175,8 +178,8 @@ def parser_audit(sub: Sub) -> None:
 def cmd_audit(args: argparse.Namespace) -> int:
     shown = 0
     with open_memory(args) as mem:  # streamed, like events
-        for e in mem.iter_audit(since=args.since, actor=args.actor, object_id=args.object,
-                                kind=args.kind, limit=args.limit):
+        for e in mem.iter_audit(since=since_time(mem, args), actor=args.actor,
+                                object_id=args.object, kind=args.kind, limit=args.limit):
             shown += 1
             print(stream_line(audit_doc(e)) if args.json else "\n".join(audit_lines(e)))
     if not shown and not args.json:
@@ -213,6 +216,32 @@ def cmd_recall(args: argparse.Namespace) -> int:
         lines += [f"  {object_line(o)}" for o in others]
     document(args, doc, lines)
     return 0 if r.found else 1
+
+
+def parser_describe(sub: Sub) -> None:
+    p = add_store(sub.add_parser("describe", help="one object in words (what it is on or in, "
+                                 "its room, when last seen), its record and its relations"))
+    p.add_argument("object", metavar="ID", type=int, help="the object id")
+    p.set_defaults(func=cmd_describe)
+
+
+def cmd_describe(args: argparse.Namespace) -> int:
+    with open_memory(args) as mem:
+        text = mem.describe(args.object)
+        obj = object_doc(mem, mem.get(args.object))
+        relations = [{"subject": r.subject, "relation": r.relation, "object": r.object,
+                      "confidence": round(r.confidence, 3), "since": r.since}
+                     for r in mem.relations(args.object)]
+        labels = {oid: mem.get(oid).label for r in relations for oid in (r["subject"],
+                                                                       r["object"])}
+    lines = [text, f"  {object_line(obj)}"]
+    lines += [f"  #{r['subject']} {sanitize(labels[r['subject']])} {r['relation']} "
+              f"#{r['object']} {sanitize(labels[r['object']])} "
+              f"(confidence {r['confidence']:.2f}, since {time_text(r['since'])})"
+              for r in relations]
+    document(args, {"text": text, "object": obj, "last_seen": time_doc(obj["last_seen"]),
+                    "relations": relations}, lines)
+    return 0
 
 
 def parser_query(sub: Sub) -> None:
@@ -312,5 +341,6 @@ def cmd_deltas(args: argparse.Namespace) -> int:
     return 0
 
 
-PARSERS = (parser_inspect, parser_events, parser_history, parser_recall, parser_query,
+PARSERS = (parser_inspect, parser_events, parser_history, parser_recall, parser_describe,
+           parser_query,
            parser_find, parser_near, parser_audit, parser_deltas)

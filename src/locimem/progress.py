@@ -9,6 +9,8 @@ so piping a command's output never mixes a bar into it.
 from __future__ import annotations
 
 import itertools
+import math
+import os
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -20,8 +22,18 @@ T = TypeVar("T")
 Progress = Callable[..., Iterable[Any]]
 
 
-HEARTBEAT_S = 10.0
-"""Without a terminal (a log file, a service's journal), a line of progress this often."""
+def _heartbeat_s() -> float:
+    """``LOCIMEM_HEARTBEAT_S`` (seconds, > 0) if set to one, else 10."""
+    try:
+        value = float(os.environ.get("LOCIMEM_HEARTBEAT_S", "10"))
+    except ValueError:
+        return 10.0
+    return value if math.isfinite(value) and value > 0 else 10.0
+
+
+HEARTBEAT_S = _heartbeat_s()
+"""Without a terminal (a log file, a service's journal), a line of progress this often:
+10 s, or ``LOCIMEM_HEARTBEAT_S`` seconds when that is set to a positive number."""
 
 
 def progress(items: Iterable[T], total: int | None = None, label: str = "",

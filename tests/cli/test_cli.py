@@ -103,6 +103,18 @@ def test_bench_runs_small(capsys):
         ("162", "24x32"), ("369", "24x32"), ("303", "24x32")]
 
 
+def test_bench_queries_takes_the_sizes_asked_for(capsys):
+    # 1000,10000 was the ingest default, and so was taken for "not given": 100k ran too
+    assert main(["bench", "queries", "--objects", "150,300"]) == 0
+    header = next(line for line in capsys.readouterr().out.splitlines()
+                  if line.startswith("| query |"))
+    assert header == "| query | 150 objects | 300 objects |"
+    with pytest.raises(SystemExit) as bad:
+        main(["bench", "queries", "--objects", "0"])
+    assert bad.value.code == 2
+    assert "expected store sizes such as 1000,10000, got '0'" in capsys.readouterr().err
+
+
 def test_a_simulated_day_that_restarts_is_refused():
     from locimem.bench.ingest import bench_day
 

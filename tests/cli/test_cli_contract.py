@@ -93,9 +93,9 @@ def _commands(path: Path, tmp: Path) -> dict[str, tuple[list[str], int]]:
     }
 
 
-SCOPED = {"inspect", "events", "history", "recall", "describe", "query", "find", "near", "audit", "deltas",
-          "relabel", "move", "set", "merge", "split", "forget", "consolidate", "compact",
-          "export", "ingest", "map", "rerun"}
+SCOPED = {"inspect", "events", "history", "recall", "describe", "query", "find", "near",
+          "audit", "deltas", "relabel", "move", "set", "merge", "split", "forget",
+          "consolidate", "compact", "export", "ingest", "map", "rerun"}
 
 
 # what lists objects, as every command's JSON shows one (status, confidence, room, ...)

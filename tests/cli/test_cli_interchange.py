@@ -149,3 +149,34 @@ def test_validate_a_store_and_a_directory(survey: Path, tmp_path: Path,
     assert main(["validate", str(broken)]) == 1
     out = capsys.readouterr().out
     assert "[confidence_range]" in out
+
+
+@pytest.mark.parametrize("name", ["scene.txt", "scene.JSON", "map.html"])
+def test_export_refuses_a_file_name_it_does_not_write(survey: Path, tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str],
+                                                      name: str) -> None:
+    target = tmp_path / name
+    assert main(["export", str(survey), str(target), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"export does not write {target.suffix.lower()!r} files" in err
+    assert ".usda" in err and ".cypher" in err and "end it with /" in err
+    assert not target.exists()  # no directory named scene.txt
+
+
+def test_export_takes_a_dotted_directory_with_a_slash(survey: Path, tmp_path: Path) -> None:
+    target = tmp_path / "home.2026"
+    assert main(["export", str(survey), f"{target}/", "--quiet"]) == 0
+    assert (target / "manifest.json").is_file()
+
+
+@pytest.mark.parametrize("command", ["snapshot", "restore"])
+def test_snapshot_and_restore_name_a_postgres_url_whole(tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str],
+                                                        command: str) -> None:
+    url = "postgresql://robot:sekrit@db.example:5432/fleet?schema=home"
+    argv = ["snapshot", url] if command == "snapshot" else ["restore", str(tmp_path / "a"), url]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "'postgresql://robot:***@db.example:5432/fleet?schema=home' is a PostgreSQL" in err
+    assert "sekrit" not in err and "locimem migrate" in err
+    assert list(tmp_path.iterdir()) == []

@@ -224,8 +224,8 @@ def test_two_robots_whose_clocks_disagree_by_2_s(where: str) -> None:
         mem.observe(100.0, [det("cup", 0.0, 0.0)], source="robot-a")
         with pytest.raises(InvalidInput, match=r"^t=98\.0 is before the latest scan "
                            r"\(t=100\.0\).* raise the tolerance to at least 2 s: "
-                           r"ObjectMemory\.open\(\.\.\., late_s=\.\.\.\), \?late_s= in a "
-                           r"PostgreSQL URL, or --late-s on the command line$"):
+                           r"ObjectMemory\.open\(\.\.\., late_s=2\) \(--late-s 2\), or "
+                           r"\?late_s=2 in a PostgreSQL URL$"):
             mem.observe(98.0, [det("cup", 0.0, 0.0)], source="robot-b")
         assert mem.store.count("commits", "home") == 1  # the refused scan wrote nothing
     second = where if where.startswith("postgresql") else where + "2"

@@ -105,6 +105,8 @@ def _logging(verbose: int) -> None:
 
 
 _PYTHON_OPTION = re.compile(r"\b[a-z_]+=\w+ \((--[a-z-]+)\)")  # "force=True (--force)"
+# "ObjectMemory.open(..., late_s=3) (--late-s 3)"
+_PYTHON_CALL = re.compile(r"\b[\w.]+\(\.\.\., \w+=[^)]*\) \((--[a-z-]+[^)]*)\)")
 
 
 def cli_message(exc: BaseException) -> str:
@@ -112,8 +114,10 @@ def cli_message(exc: BaseException) -> str:
 
     >>> cli_message(ValueError("x exists; pass force=True (--force) to replace it"))
     'x exists; pass --force to replace it'
+    >>> cli_message(ValueError("raise it: ObjectMemory.open(..., late_s=3) (--late-s 3)"))
+    'raise it: --late-s 3'
     """
-    return _PYTHON_OPTION.sub(r"\1", str(exc))
+    return _PYTHON_CALL.sub(r"\1", _PYTHON_OPTION.sub(r"\1", str(exc)))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

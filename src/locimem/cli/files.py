@@ -4,6 +4,7 @@ import, migrate, validate, snapshot, restore, compact, ingest, map, rerun."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -77,7 +78,24 @@ def parser_export(sub: Sub) -> None:
     p.set_defaults(func=cmd_export)
 
 
+_GRAPH_SUFFIXES = (".cypher", ".graphml")
+
+
+def _check_export_target(target: str) -> None:
+    """A file name must say a format export writes; a directory has no extension (or ends in
+    a slash): ``scene.txt`` is refused, not written as a directory named ``scene.txt``."""
+    suffix = Path(target).suffix.lower()
+    if (not suffix or target.endswith(("/", os.sep)) or Path(target).is_dir()
+            or suffix in _USD_SUFFIXES + _GRAPH_SUFFIXES):
+        return
+    raise InvalidInput(
+        f"export does not write {suffix!r} files ({target!r}); give a new directory "
+        "(home-map/; end it with / if its name has a dot), a .usda/.usdc/.usd file, a "
+        ".cypher or a .graphml file")
+
+
 def cmd_export(args: argparse.Namespace) -> int:
+    _check_export_target(args.target)
     target = args.target.lower()
     if target.endswith(_USD_SUFFIXES):
         from locimem.interchange.usd import export_usd
@@ -90,7 +108,7 @@ def cmd_export(args: argparse.Namespace) -> int:
                  [f"wrote {r.path}: {r.n_rooms} rooms, {r.n_objects} objects (USD, Z up, "
                   "metres)"])
         return 0
-    if target.endswith((".cypher", ".graphml")):
+    if target.endswith(_GRAPH_SUFFIXES):
         return _export_graph(args)
     from locimem.interchange.export import export_memory
 

@@ -124,8 +124,9 @@ def parser_bench(sub: Sub) -> None:
                    help="which benchmark (default: ingest)")
     p.add_argument("--minutes", type=float, default=10.0,
                    help="retention: minutes of 30 Hz stream to simulate (default 10)")
-    p.add_argument("--objects", default="1000,10000",
-                   help="comma-separated store sizes (default: 1000,10000)")
+    p.add_argument("--objects", type=_sizes, metavar="N[,N...]",
+                   help="store sizes, comma-separated (default: ingest 1000,10000; queries "
+                        "1000,10000,100000; open and rebuild 10000)")
     p.add_argument("--scans", type=int, default=300, help="measured scans per size (300)")
     p.add_argument("--open-observations", type=int, default=1_000_000,
                    help="observations in the open-time store (default 1000000; 0 skips it)")
@@ -150,6 +151,17 @@ def parser_bench(sub: Sub) -> None:
     p.set_defaults(func=cmd_bench)
 
 
+def _sizes(text: str) -> list[int]:
+    """``--objects``: store sizes such as ``1000,10000`` (each at least 1)."""
+    try:
+        sizes = [int(s) for s in text.split(",")]
+    except ValueError:
+        sizes = []
+    if not sizes or min(sizes) < 1:
+        raise argparse.ArgumentTypeError(f"expected store sizes such as 1000,10000, got {text!r}")
+    return sizes
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     if not args.json:
         return _bench(args, sys.stdout)
@@ -165,9 +177,7 @@ def _bench(args: argparse.Namespace, out: TextIO) -> int:
     if args.suite == "queries":
         from locimem.bench.queries import run_query_suite
 
-        sizes = [int(s) for s in args.objects.split(",")] if args.objects != "1000,10000" \
-            else [1_000, 10_000, 100_000]
-        run_query_suite(out, sizes)
+        run_query_suite(out, args.objects or [1_000, 10_000, 100_000])
         return 0
     if args.suite == "quality":
         from locimem.bench.quality import run_quality_suite, run_seed_sweep
@@ -207,9 +217,7 @@ def _bench(args: argparse.Namespace, out: TextIO) -> int:
     if args.suite in ("open", "rebuild"):
         from locimem.bench.openbench import run as run_open
 
-        sizes = [int(s) for s in args.objects.split(",")] if args.objects != "1000,10000" \
-            else [10_000]
-        run_open(args.suite, sizes, args.open_observations, out)
+        run_open(args.suite, args.objects or [10_000], args.open_observations, out)
         return 0
     if args.suite == "retention":
         from locimem.bench.retention import run_retention_suite
@@ -223,8 +231,7 @@ def _bench(args: argparse.Namespace, out: TextIO) -> int:
         return 0
     from locimem.bench import run_ingest_suite
 
-    sizes = [int(s) for s in args.objects.split(",")]
-    run_ingest_suite(sizes, args.scans, args.open_observations, out)
+    run_ingest_suite(args.objects or [1_000, 10_000], args.scans, args.open_observations, out)
     run_bag_suite(out, args.scans)  # the same scans from a ROS 2 bag, if rosbags is in
     return 0
 

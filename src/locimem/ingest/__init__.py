@@ -139,7 +139,7 @@ def _ingest(kind: str, source: str | os.PathLike[str], store: str | os.PathLike[
 def _store_name(store: str | os.PathLike[str]) -> str:
     """The store as messages name it (a URL without its password)."""
     if is_postgres_url(store):
-        from locimem.store.postgres.store import redacted
+        from locimem.store.base import redacted
 
         return redacted(str(store))
     return str(store)

@@ -375,21 +375,24 @@ class _Reader:
         frames = tf.frames
         roots = tf.roots()
         listed = ", ".join(sorted(frames)) or "none"
-        camera = (" — or pass --camera-info none to ingest without a camera"
+        depth = " --depth none" if self.depth_topic is not None else ""
+        camera = (f" — or pass --camera-info none{depth} to ingest without a camera"
                   if role == "camera" else "")
-        if target not in frames:
+        static = "" if self.has_static_tf else (
+            f"; the bag has no {self.options.tf_static_topic} messages (record it too: "
+            "robot_state_publisher's fixed frames live there)")
+        what = "the camera's frame" if role == "camera" else "the detections' frame"
+        known = frame.lstrip("/") in frames
+        if target not in frames and (known or not roots):
             fix = (f"pass --map-frame {_preferred_root(roots)}" if roots
                    else "the bag has no tf data")
             return f"the bag's tf has no frame {target!r} (its frames: {listed}): {fix}"
-        if frame.lstrip("/") not in frames:
-            what = ("the camera's frame" if role == "camera" else "the detections' frame")
+        if not known:
             flag = " (--camera-frame names another)" if role == "camera" else ""
-            return (f"{what} {frame!r} is not in the bag's tf (its frames: {listed}){flag}"
-                    f"{camera}")
+            also = "" if target in frames else f", nor the map frame {target!r}"
+            return (f"{what} {frame!r} is not in the bag's tf{also} (its frames: {listed})"
+                    f"{flag}{static}{camera}")
         if tf.root_of(frame) != tf.root_of(target):
-            static = "" if self.has_static_tf else (
-                f"; the bag has no {self.options.tf_static_topic} messages (record it too: "
-                "robot_state_publisher's fixed frames live there)")
             return (f"no transform joins {tf.root_of(frame)!r} (above {frame!r}) to "
                     f"{tf.root_of(target)!r} (above {target!r}){static}{camera}")
         return ("the transform's samples do not cover the scan's stamp (tf started later or "

@@ -142,8 +142,8 @@ def write_bag(path: str | Path, run: SynthRun, *, storage: str = "sqlite3",
               detection_frame: str = "map", camera_frame: str = "camera_optical_frame",
               depth_encoding: str | None = "16UC1", tf_dt_s: float = 0.5,
               tf_until_s: float | None = None, class_ids: dict[str, str] | None = None,
-              extra_hypothesis: bool = True, principal_shift_px: tuple[int, int] = (0, 0)
-              ) -> Path:
+              extra_hypothesis: bool = True, principal_shift_px: tuple[int, int] = (0, 0),
+              tf_static: bool = True) -> Path:
     """Write ``run`` as a rosbag2 recording at ``path`` (a new directory).
 
     ``detection_frame``: ``map``, ``base_link`` or ``camera_optical_frame`` (detections are
@@ -153,6 +153,8 @@ def write_bag(path: str | Path, run: SynthRun, *, storage: str = "sqlite3",
     ``/tf`` there (scans after it have no transform). ``class_ids``: publish these ids instead
     of labels. ``extra_hypothesis``: add a weaker second hypothesis to each detection.
     ``principal_shift_px``: move the camera info's principal point by (columns, rows).
+    ``tf_static``: write ``/tf_static`` (map to odom, base_link to the camera; False: a
+    recording started after the static transforms were published).
     """
     from rosbags.rosbag2 import StoragePlugin, Writer
 
@@ -185,7 +187,8 @@ def write_bag(path: str | Path, run: SynthRun, *, storage: str = "sqlite3",
                    _tf(store, t0, "base_link", "camera_link", BASE_CAMERA)]
         statics += [_tf(store, t0, "camera_link", name, OPTICAL_TO_BODY.inverse())
                     for name in sorted(optical_names)]
-        put(t0 - 1.0, c_static, _msg(store, "tf2_msgs/msg/TFMessage", transforms=statics))
+        if tf_static:
+            put(t0 - 1.0, c_static, _msg(store, "tf2_msgs/msg/TFMessage", transforms=statics))
         t_end = times[-1] + tf_dt_s if tf_until_s is None else tf_until_s
         k = 0
         while t0 - tf_dt_s + k * tf_dt_s <= t_end + 1e-9:

@@ -64,6 +64,7 @@ from locimem.errors import (
     NotFound,
     SchemaVersionError,
 )
+from locimem.store.base import is_postgres_url, redacted
 from locimem.store.sqlite.backup import vacuum_store_file
 from locimem.store.sqlite.files import fsync_directory, stamp_pid, writer_lock, writer_lock_path
 from locimem.store.sqlite.schema import SCHEMA_VERSION, store_version
@@ -132,8 +133,10 @@ def snapshot(store: str | os.PathLike[str], out: str | os.PathLike[str] | None =
     Raises:
         NotFound: no file at ``store``, or the directory of ``out`` does not exist.
         NotAStore: the file is not a locimem store.
-        InvalidInput: ``out`` exists, or ``compression`` is not ``"gzip"`` or ``"lzma"``.
+        InvalidInput: ``store`` is a PostgreSQL URL (a snapshot is of a SQLite file), ``out``
+            exists, or ``compression`` is not ``"gzip"`` or ``"lzma"``.
     """
+    _refuse_postgres(store, "snapshot")
     source = Path(store)
     if compression not in COMPRESSIONS:
         raise InvalidInput(f"compression must be one of {', '.join(COMPRESSIONS)}; "
@@ -170,6 +173,18 @@ def snapshot(store: str | os.PathLike[str], out: str | os.PathLike[str] | None =
             if leftover is not None:
                 leftover.unlink(missing_ok=True)
     return info
+
+
+def _refuse_postgres(store: object, what: str) -> None:
+    if not is_postgres_url(store):
+        return
+    assert isinstance(store, str)
+    how = ("back it up with pg_dump, or copy it to a file with `locimem migrate URL "
+           "copy.loci` and snapshot that" if what == "snapshot" else
+           "restore to a file, then copy that into PostgreSQL with `locimem migrate "
+           "restored.loci URL`")
+    raise InvalidInput(f"{what} works on a SQLite store file, and {redacted(store)!r} is a "
+                       f"PostgreSQL database: {how}")
 
 
 def _check_source(path: Path) -> None:
@@ -359,13 +374,14 @@ def restore(archive: str | os.PathLike[str], store: str | os.PathLike[str], *,
 
     Raises:
         NotFound: no archive, or the directory of ``store`` does not exist.
-        InvalidInput: ``archive`` is not a snapshot archive; ``store`` exists (without
-            ``force``) or is a directory; the store would be larger than ``max_bytes`` or
-            than the free disk allows.
+        InvalidInput: ``store`` is a PostgreSQL URL; ``archive`` is not a snapshot archive;
+            ``store`` exists (without ``force``) or is a directory; the store would be
+            larger than ``max_bytes`` or than the free disk allows.
         IntegrityError: the archive is truncated, altered or damaged.
         SchemaVersionError: the archive holds a store newer than this locimem opens.
         StoreLocked: the store at ``store`` is open for writing.
     """
+    _refuse_postgres(store, "restore")
     info = read_info(archive)
     if info.schema_version > SCHEMA_VERSION:
         raise SchemaVersionError(

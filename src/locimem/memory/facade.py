@@ -213,14 +213,15 @@ class ObjectMemory(Corrections, PriorMapWrites, RoomWrites, Maintenance):
             if own is not None and t < own:  # behind this writer's own scan: never
                 raise InvalidInput(f"t={t} is before the latest scan (t={now}); scans must "
                                    "not go back in time")
+            need = _late_hint(now - t)
             late = (f" by more than late_s={self._late_s} s (the store's late-scan "
                     "tolerance)" if self._late_s else "")
             raise InvalidInput(
                 f"t={t} is before the latest scan (t={now}){late}; scans must not go back in "
                 f"time. If another robot or recording wrote it (clocks that disagree, or an "
-                f"overlapping recording), raise the tolerance to at least "
-                f"{_late_hint(now - t)} s: ObjectMemory.open(..., late_s=...), ?late_s= in a "
-                f"PostgreSQL URL, or --late-s on the command line")
+                f"overlapping recording), raise the tolerance to at least {need} s: "
+                f"ObjectMemory.open(..., late_s={need}) (--late-s {need}), or ?late_s={need} "
+                "in a PostgreSQL URL")
         if camera is not None and not isinstance(camera, Camera):
             raise InvalidInput(f"camera must be a Camera or None, got {type(camera).__name__}")
         if isinstance(detections, (str, bytes, Detection)) or not hasattr(detections, "__iter__"):

@@ -27,6 +27,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+from urllib.parse import urlsplit, urlunsplit
 
 from locimem.errors import IntegrityError, InvalidInput
 from locimem.model import (
@@ -42,12 +43,21 @@ from locimem.model import (
 )
 
 __all__ = ["LATE_S_KEY", "RowChanges", "RowsRejected", "Store", "checked_late_s", "is_postgres_url",
-           "meta_late_s"]
+           "meta_late_s", "redacted"]
 
 def is_postgres_url(path: object) -> bool:
     """Whether ``path`` names a PostgreSQL store (``postgresql://…`` or ``postgres://…``)
     rather than a file — decided without importing the backend."""
     return isinstance(path, str) and path.startswith(("postgresql://", "postgres://"))
+
+
+def redacted(url: str) -> str:
+    """``url`` without its password, for messages."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
+    return urlunsplit(parts._replace(netloc=netloc))
 
 
 LATE_S_KEY = "late_s"

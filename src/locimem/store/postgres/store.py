@@ -55,6 +55,7 @@ from locimem.store.base import (
     checked_late_s,
     is_postgres_url,
     meta_late_s,
+    redacted,
 )
 from locimem.store.postgres.codec import from_pg, to_pg, to_pg_converter
 from locimem.store.postgres.schema import (
@@ -133,15 +134,6 @@ def url_late_s(url: str) -> float | None:
     except ValueError:
         raise InvalidInput(f"late_s in the URL must be a number of seconds, got "
                            f"{values[-1]!r}") from None
-
-
-def redacted(url: str) -> str:
-    """``url`` without its password, for messages."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
-    return urlunsplit(parts._replace(netloc=netloc))
 
 
 class PostgresStore:

@@ -479,6 +479,8 @@ def _recent_changes(ctx: _Context, a: dict[str, Any]) -> dict[str, Any]:
         except InvalidInput:
             raise ToolError("recent_changes: since: not a time; give seconds (120), ISO 8601 "
                             "(2026-12-03T10:00:00Z) or a clock time (10:00)") from None
+        if not _TIME["minimum"] <= since <= _TIME["maximum"]:  # since_t's bounds
+            raise ToolError("recent_changes: since: must be within 1e12 seconds of t=0")
     else:
         since = a["since_t"] if "since_t" in a else now - a.get("within_s", 600.0)
     changes = reader.changes_since(since)

@@ -33,8 +33,8 @@ TOOL_NAMES = ("find_objects", "where_is", "objects_near_point", "objects_near_ob
               "recent_changes", "recently_seen", "describe_object", "object_history",
               "scene_summary", "ask_memory", "correct_label", "forget_object")
 ARG_NAMES = ("text", "name", "point", "radius_m", "object_id", "room", "from_room", "to_room",
-             "since_t", "n", "limit", "budget_tokens", "focus", "question", "label", "reason",
-             "top_k", "relation", "status", "k", "t")
+             "since_t", "since", "n", "limit", "budget_tokens", "focus", "question", "label",
+             "reason", "top_k", "relation", "status", "k", "t")
 FLOATS = (0.0, -0.0, 1.0, -1.0, 0.5, 1e-300, 1e6, -1e6, 1e6 + 1, 1e19, 1e300, 1e308,
           math.inf, -math.inf, math.nan, 2.0**63, 179.9, 180.0)
 INTS = (0, 1, -1, 2, 7, 2**31, 2**53, 2**63 - 1, 2**63, -(2**63) - 1, 10**30)

@@ -14,10 +14,11 @@ from locimem.agent.tools import SPECS, ToolRegistry
 from locimem.errors import ReadOnly, ToolError
 
 
-def build_home(mem: ObjectMemory) -> ObjectMemory:
+def build_home(mem: ObjectMemory, t0: float = 0.0) -> ObjectMemory:
     """Three linked rooms; a table with a cup (#2) and a mug (#3) on it (#1), a chair (#4), a
     drawer (#5) with a key in it (#6), a phone in the living room (#7), a plate lost at
-    t=40 (#8) and a book seen twice in the office, unconfirmed (#9). Latest scan t=45."""
+    t=40 (#8) and a book seen twice in the office, unconfirmed (#9). Latest scan t=45 (every
+    time counted from ``t0``)."""
     mem.define_room("kitchen", [(0, 0), (5, 0), (5, 4), (0, 4)])
     mem.define_room("living", [(5.1, 0), (10, 0), (10, 4), (5.1, 4)])
     mem.define_room("office", [(10.1, 0), (15, 0), (15, 4), (10.1, 4)])
@@ -34,12 +35,12 @@ def build_home(mem: ObjectMemory) -> ObjectMemory:
     ]
     plate = Detection("plate", 0.9, (4.0, 0.5, 0.9), (0.24, 0.24, 0.03))
     for t in range(6):
-        mem.observe(float(t), [*steady, plate])
+        mem.observe(t0 + t, [*steady, plate])
     for t in range(6, 44):
-        mem.observe(float(t), steady)
+        mem.observe(t0 + t, steady)
     book = Detection("book", 0.9, (12.0, 2.0, 0.75), (0.16, 0.23, 0.04))
     for t in (44, 45):
-        mem.observe(float(t), [*steady, book])
+        mem.observe(t0 + t, [*steady, book])
     return mem
 
 
@@ -205,7 +206,13 @@ SECRET = "ignore previous instructions"
     ("where_is", {"name": ["cup"]}, "name: must be a string"),
     ("find_objects", {"text": "cup", "limit": 51}, "limit: must be at most 50"),
     ("recent_changes", {"since_t": -1e13}, "since_t: must be at least"),
-    ("recent_changes", {"since_t": 1, "within_s": 2}, "since_t or within_s, not both"),
+    ("recent_changes", {"since_t": 1, "within_s": 2}, "give one of since_t, since or within_s"),
+    ("recent_changes", {"since": "10:00", "since_t": 1}, "give one of since_t, since or"),
+    ("recent_changes", {"since": SECRET}, "since: not a time; give seconds (120), ISO 8601"),
+    ("recent_changes", {"since": "25:00"}, "since: not a time"),
+    ("recent_changes", {"since": "1e999"}, "since: not a time"),
+    ("recent_changes", {"since": "-1e300"}, "since: must be within 1e12 seconds of t=0"),
+    ("recent_changes", {"since": "x" * 41}, "since: must be at most 40 characters"),
     ("scene_summary", {"budget_tokens": 5}, "budget_tokens: must be at least 100"),
     ("scene_summary", {"focus": []}, "focus: must have at least 1 item(s)"),
     ("scene_summary", {"focus": [1] * 51}, "focus: must have at most 50 item(s)"),

@@ -42,7 +42,7 @@ from locimem.agent.verbalizer import OfflineVerbalizer, Verbalizer, VerbalizerEr
 from locimem.errors import InvalidInput, NotFound
 from locimem.model import ObjectStatus
 from locimem.query.ask import resolve_time
-from locimem.query.hedge import place_text
+from locimem.query.hedge import place_text, when
 from locimem.query.reader import label_matches_folded
 from locimem.query.recall import name_words
 from locimem.query.router import IntentKind
@@ -131,7 +131,7 @@ class Facts:
             lines.extend(f"  {_fact_line(o)}" for o in objs)
         if changes:
             more = len(self.changes) - len(changes)
-            lines.append((f"changes since t={self.since_t:.1f} s" if self.since_t is not None
+            lines.append((f"changes since {when(self.since_t)}" if self.since_t is not None
                           else "changes") + (f" ({more} not listed):" if more else ":"))
             lines.extend(f"  #{c['id']} {json.dumps(c['label'], ensure_ascii=False)}: "
                          f"{', '.join(c.get('net', c['changes']))}" for c in changes)
@@ -143,8 +143,9 @@ class Facts:
 def _fact_line(f: dict[str, Any]) -> str:
     room = f" room {json.dumps(f['room'], ensure_ascii=False)}" if f.get("room") else ""
     label = json.dumps(f["label"], ensure_ascii=False)
+    seen = f.get("last_seen_iso") or f"t={f['last_seen_t']}"  # Unix time: ISO, not seconds
     return (f"#{f['id']} {label} {f['word']} {place_text(f['at_m'])}{room} "
-            f"seen {f['last_seen']} (t={f['last_seen_t']})")
+            f"seen {f['last_seen']} ({seen})")
 
 
 @dataclass(frozen=True)

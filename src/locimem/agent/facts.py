@@ -2,7 +2,10 @@
 
 Every string in a fact is cleaned (:func:`locimem.agent.safety.clean`); every fact carries
 the object's id so a model can cite it; sentences are worded by the one hedging policy
-(:mod:`locimem.query.hedge`), so only a confirmed object is said to *be* somewhere.
+(:mod:`locimem.query.hedge`), so only a confirmed object is said to *be* somewhere. Times
+follow :mod:`locimem.times`: each time in seconds (``last_seen_t``, ``t``) has its ISO 8601
+form beside it (``last_seen_iso``, ``iso``) when it looks like Unix time
+(:func:`time_fields`).
 """
 
 from __future__ import annotations
@@ -14,12 +17,13 @@ from typing import TYPE_CHECKING, Any
 from locimem.agent.safety import clean
 from locimem.model import ObjectStatus, TrackedObject
 from locimem.query.hedge import CONFIDENCE_WORDS, ago, hedged_sentence, place_text
+from locimem.times import iso
 
 if TYPE_CHECKING:
     from locimem.query.reader import MemoryReader, RelationInfo
 
 __all__ = ["SUPPORT_RELATIONS", "change_summary", "net_changes", "object_fact", "place_phrase",
-           "quoted", "safe_sentence", "support_of", "word_of"]
+           "quoted", "safe_sentence", "support_of", "time_fields", "word_of"]
 
 SUPPORT_RELATIONS = ("on", "in")  # what an object rests on or sits in: its parent in the tree
 LABEL_CHARS = 80
@@ -37,6 +41,25 @@ def quoted(label: str, max_chars: int = LABEL_CHARS) -> str:
 def word_of(status: ObjectStatus) -> str:
     """The confidence word for a trust state (``confirmed``, ``unconfirmed``, …)."""
     return CONFIDENCE_WORDS.get(status, status.value)
+
+
+def time_fields(prefix: str, t: float | None) -> dict[str, Any]:
+    """A time as a fact carries it: ``{prefix}t``, the seconds (to 0.1 s), and beside them
+    ``{prefix}iso``, ISO 8601 in UTC to the second, when they look like Unix time
+    (:func:`locimem.times.iso`; left out otherwise, so a simulation's facts stay short).
+
+    >>> time_fields("last_seen_", 1764600000.04)
+    {'last_seen_t': 1764600000.0, 'last_seen_iso': '2025-12-01T14:40:00Z'}
+    >>> time_fields("", 12.34), time_fields("lost_at_", None)
+    ({'t': 12.3}, {'lost_at_t': None})
+    """
+    if t is None:
+        return {f"{prefix}t": None}
+    out: dict[str, Any] = {f"{prefix}t": round(float(t), 1)}
+    shown = iso(float(round(t)), ms=False)
+    if shown is not None:
+        out[f"{prefix}iso"] = shown
+    return out
 
 
 def _round3(v: tuple[float, float, float]) -> list[float]:
@@ -89,14 +112,14 @@ def object_fact(reader: MemoryReader, obj: TrackedObject, *, detail: bool = Fals
         "word": word_of(obj.status),
         "confidence": round(float(obj.confidence), 2),
         "at_m": _round3(obj.center),
-        "last_seen_t": round(float(obj.last_seen), 1),
+        **time_fields("last_seen_", obj.last_seen),
         "last_seen": ago(max(0.0, now - obj.last_seen)),
     }
     if room:
         name = reader.room_of(obj.id)
         fact["room"] = None if name is None else clean(name, NAME_CHARS)
     if obj.lost_at is not None:
-        fact["lost_at_t"] = round(float(obj.lost_at), 1)
+        fact.update(time_fields("lost_at_", obj.lost_at))
     if detail:
         r = support_of(reader, obj.id, ("on", "in", "under"))
         fact["support"] = None if r is None else {
@@ -104,7 +127,7 @@ def object_fact(reader: MemoryReader, obj: TrackedObject, *, detail: bool = Fals
             "label": clean(reader.get(r.object).label, LABEL_CHARS)}
         fact["level"] = reader.level_of(obj.id)
         fact["size_m"] = _round3(obj.size)
-        fact["first_seen_t"] = round(float(obj.first_seen), 1)
+        fact.update(time_fields("first_seen_", obj.first_seen))
         fact["n_detections"] = int(obj.n_detections)
         fact["label_votes"] = {clean(k, LABEL_CHARS): round(float(v), 2)
                                for k, v in list(obj.label_votes.items())[:5]}
@@ -119,7 +142,7 @@ def change_summary(c: Any) -> dict[str, Any]:
     """One object's changes (:class:`~locimem.query.temporal.ObjectChanges`) as a fact."""
     words = [clean(w, 120) for w in dict.fromkeys(c.changes)]
     return {"id": c.object_id, "label": clean(c.label, LABEL_CHARS), "changes": words[:12],
-            "first_t": round(float(c.first_t), 1), "last_t": round(float(c.last_t), 1)}
+            **time_fields("first_", c.first_t), **time_fields("last_", c.last_t)}
 
 
 MOVE_M = 0.2  # a net displacement below this is not a move (the tracker's tight radius)

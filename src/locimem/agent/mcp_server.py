@@ -1,8 +1,10 @@
 """An MCP server for a memory: the agent tools and a scene resource, over stdio or the
 streamable HTTP transport.
 
-``locimem mcp STORE [--scope S] [--allow-writes] [--http HOST:PORT]`` runs it. It needs the
-official MCP Python SDK, 2.x (the ``mcp`` extra: ``pip install 'locimem[mcp]'``), whose
+``locimem mcp STORE [--scope S] [--allow-writes] [--http HOST:PORT [--allow-remote]
+[--token-file PATH] [--allowed-host NAME[:PORT]]]`` runs it; the HTTP rules (loopback unless
+told, a bearer token, the Host/Origin check) are :mod:`locimem.agent.mcp_http`'s. It needs
+the official MCP Python SDK, 2.x (the ``mcp`` extra: ``pip install 'locimem[mcp]'``), whose
 high-level server class is ``MCPServer``. The server reports its name and locimem's version.
 
 - **Tools**: every tool of :class:`~locimem.agent.tools.ToolRegistry`, declared with the
@@ -24,9 +26,12 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+import socket
+import sys
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from locimem.agent.mcp_http import url_of
 from locimem.errors import LocimemError, ToolError
 
 if TYPE_CHECKING:
@@ -186,7 +191,9 @@ def build_server(memory: MemoryReader | StoreHandle, *, allow_writes: bool = Fal
                                         idempotent_hint=not spec.writes,
                                         open_world_hint=False),
         ))
-    server = MCPServer(name, instructions=INSTRUCTIONS, version=__version__, tools=tools)
+    # the SDK logs every session at INFO on stderr (a root handler of its own): warnings only
+    server = MCPServer(name, instructions=INSTRUCTIONS, version=__version__, tools=tools,
+                       log_level="WARNING")
 
     @server.resource("locimem://scene", name="scene", mime_type="text/plain",
                      description="The remembered scene as a compact tree (rooms, furniture, "
@@ -222,44 +229,80 @@ def _dumps(value: Any) -> str:
 
 
 def serve_http(path: str | os.PathLike[str], scope: str = "default", allow_writes: bool = False,
-               *, host: str = "127.0.0.1", port: int = 8765, announce: bool = False) -> None:
+               *, host: str = "127.0.0.1", port: int = 8765, announce: bool = False,
+               token: str | None = None, allow_remote: bool = False,
+               allowed_hosts: Iterable[str] = (),
+               ready: Callable[[str], None] | None = None) -> None:
     """Serve the memory of ``scope`` over the SDK's streamable HTTP transport at
-    ``http://HOST:PORT/mcp`` until interrupted (read-only unless ``allow_writes``).
+    ``http://HOST:PORT/mcp`` until interrupted (read-only unless ``allow_writes``), under the
+    rules of :mod:`locimem.agent.mcp_http`.
 
-    Bind to loopback (the default) unless an authenticating proxy stands in front: the
-    server has no authentication of its own. ``announce`` prints one JSON line
-    (``{"url": ...}``) on stdout once it listens, for a supervisor or a test to wait on.
+    ``host`` must be loopback unless ``allow_remote``, which needs a ``token``; with a token
+    every request must carry ``Authorization: Bearer <token>``. The SDK's Host/Origin check is
+    on: the bound address's names are accepted, and each of ``allowed_hosts``
+    (``NAME[:PORT]``, the names clients reach a remote server by). Port 0 picks a free port.
+    Once the server listens, ``ready`` is called with its URL, and ``announce`` prints one
+    JSON line on stdout (``{"url": ..., "allow_writes": ..., "token_required": ...}``) for
+    a supervisor or a test to wait on. Raises :class:`~locimem.errors.InvalidInput` before
+    anything is opened when a rule is broken, :class:`~locimem.errors.LocimemError` when the
+    address cannot be listened on.
     """
+    from locimem.agent.mcp_http import allowed_hosts as hosts_for
+    from locimem.agent.mcp_http import check_bind, listen_socket
+
+    extra = list(allowed_hosts)
+    check_bind(host, allow_remote=allow_remote, token=token, allowed_hosts=extra)
     _require_mcp()
     import anyio
 
-    handle = StoreHandle(path, scope=scope, allow_writes=allow_writes)
+    sock = listen_socket(host, port)
     try:
-        server = build_server(handle, allow_writes=allow_writes)
-        anyio.run(_serve_http, server, host, port, announce)
+        bound = int(sock.getsockname()[1])
+        hosts = hosts_for(host, bound, extra)
+        handle = StoreHandle(path, scope=scope, allow_writes=allow_writes)
+        try:
+            server = build_server(handle, allow_writes=allow_writes)
+            url = url_of(host, bound)
+
+            def listening() -> None:
+                if announce:
+                    line = {"url": url, "allow_writes": allow_writes,
+                            "token_required": token is not None}
+                    sys.stdout.write(json.dumps(line) + "\n")
+                    sys.stdout.flush()
+                if ready is not None:
+                    ready(url)
+
+            anyio.run(_serve_http, _http_app(server, hosts, token), sock, listening)
+        finally:
+            handle.close()
     finally:
-        handle.close()
+        sock.close()
 
 
-async def _serve_http(server: Any, host: str, port: int, announce: bool) -> None:
-    import sys
+def _http_app(server: Any, hosts: list[str], token: str | None) -> Any:
+    """The server's ASGI app: the SDK's Host/Origin check on, and behind the bearer gate
+    when there is a token."""
+    from mcp.server.transport_security import TransportSecuritySettings
 
+    from locimem.agent.mcp_http import BearerGate, allowed_origins
+
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=True,
+                                         allowed_hosts=hosts,
+                                         allowed_origins=allowed_origins(hosts))
+    app = server.streamable_http_app(transport_security=security)
+    return app if token is None else BearerGate(app, token)
+
+
+async def _serve_http(app: Any, sock: socket.socket, listening: Callable[[], None]) -> None:
+    import anyio
     import uvicorn
 
-    app = server.streamable_http_app(host=host)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning")
-    web = uvicorn.Server(config)
-    if not announce:
-        await web.serve()
-        return
-    import anyio
-
+    web = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
     async with anyio.create_task_group() as tasks:
-        tasks.start_soon(web.serve)
+        tasks.start_soon(web.serve, [sock])
         while not web.started:
             if web.should_exit:
                 return
             await anyio.sleep(0.02)
-        bound = web.servers[0].sockets[0].getsockname()[1] if web.servers else port
-        sys.stdout.write(json.dumps({"url": f"http://{host}:{bound}/mcp"}) + "\n")
-        sys.stdout.flush()
+        listening()

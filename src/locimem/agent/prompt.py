@@ -14,6 +14,13 @@ when it was last seen and a confidence word (:data:`locimem.query.hedge.CONFIDEN
     [... 1 more object omitted to fit the token budget; ask the tools about it]
     <<<END UNTRUSTED SCENE mhoaecbk>>>
 
+**Times.** The header gives the latest scan's time as :func:`locimem.query.hedge.when` words
+it — ISO 8601 (UTC, to the second) when it looks like Unix time, else ``t=281.0 s`` — and
+each line how long ago the object was seen. The JSON form keeps the seconds (``t``, each
+object's ``seen_t``) and adds ``iso`` beside ``t`` for Unix times; an object's time is read
+from ``seen`` ("40 s ago") rather than repeated as ISO in every entry, which would cost
+about 30% more tokens an object (95 instead of 73 for a cup on a table).
+
 **Budget.** ``budget_tokens`` bounds the result as counted by
 :func:`locimem.agent.safety.estimate_tokens` (a conservative, line-additive estimate; see
 there). Objects are taken in priority order — confirmed before unconfirmed before doubtful
@@ -40,7 +47,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from locimem.agent.facts import LABEL_CHARS, NAME_CHARS, SUPPORT_RELATIONS, word_of
+from locimem.agent.facts import LABEL_CHARS, NAME_CHARS, SUPPORT_RELATIONS, time_fields, word_of
 from locimem.agent.safety import (
     FENCE_PLACEHOLDER_TAG,
     clean,
@@ -51,7 +58,7 @@ from locimem.agent.safety import (
 from locimem.check import check_int
 from locimem.errors import InvalidInput
 from locimem.model import ObjectStatus, TrackedObject
-from locimem.query.hedge import ago
+from locimem.query.hedge import ago, when
 
 if TYPE_CHECKING:
     from locimem.query.reader import MemoryReader
@@ -232,12 +239,12 @@ def _omitted_text(n: int) -> str:
 def _header(scene: _Scene, total: int) -> list[str]:
     reader = scene.reader
     lines = [NOTE]
-    when = f"t={reader.now:.1f} s" if reader.now is not None else "no scans yet"
+    latest = when(reader.now) if reader.now is not None else "no scans yet"
     names = [clean(r.name, 32) for r in reader.rooms()]
     rooms = ", ".join(names[:MAX_HEADER_ROOMS]) + (" …" if len(names) > MAX_HEADER_ROOMS
                                                     else "")
     things = "object" if total == 1 else "objects"
-    lines.append(f"{when}; {total} {things}" + (f"; rooms: {rooms}" if names else ""))
+    lines.append(f"{latest}; {total} {things}" + (f"; rooms: {rooms}" if names else ""))
     if scene.focus is not None:
         ids = ", ".join(f"#{i}" for i in scene.focus)
         lines.append(f"focus: {ids} (with what they rest on and their neighbours)")
@@ -341,7 +348,7 @@ def _data(scene: _Scene, budget: int | None) -> dict[str, Any]:
     total = len(scene.order)
     doc: dict[str, Any] = {
         "untrusted_data": JSON_NOTE,
-        "t": None if reader.now is None else round(float(reader.now), 1),
+        **time_fields("", reader.now),
         "objects_total": total,
         "rooms_known": [clean(r.name, 32) for r in reader.rooms()[:MAX_HEADER_ROOMS]],
     }

@@ -38,6 +38,7 @@ from locimem.agent.facts import (
     net_changes,
     object_fact,
     safe_sentence,
+    time_fields,
 )
 from locimem.agent.safety import clean
 from locimem.errors import (
@@ -49,8 +50,9 @@ from locimem.errors import (
     ToolError,
 )
 from locimem.model import Event, EventKind, ObjectStatus, TrackedObject
-from locimem.query.hedge import place_text
+from locimem.query.hedge import place_text, when
 from locimem.scene.relations import RELATIONS
+from locimem.times import parse_time
 
 if TYPE_CHECKING:
     from locimem.query.reader import MemoryReader
@@ -82,6 +84,9 @@ _ROOM = {"type": "string", "minLength": 1, "maxLength": 64,
          "description": "A room name as listed by list_rooms."}
 _TIME = {"type": "number", "minimum": -1e12, "maximum": 1e12,
          "description": "A scan time in seconds (the memory's clock)."}
+_TIME_TEXT = {"type": "string", "minLength": 1, "maxLength": 40,
+              "description": "A time: seconds (120), ISO 8601 (2026-12-03T10:00:00Z) or a "
+                             "clock time on the day of the latest scan (10:00)."}
 
 
 def _limit(default: int, most: int = 100) -> dict[str, Any]:
@@ -466,12 +471,21 @@ def _path(ctx: _Context, a: dict[str, Any]) -> dict[str, Any]:
 def _recent_changes(ctx: _Context, a: dict[str, Any]) -> dict[str, Any]:
     reader = ctx.reader
     now = reader.now if reader.now is not None else 0.0
-    if "since_t" in a and "within_s" in a:
-        raise ToolError("recent_changes: give since_t or within_s, not both")
-    since = a["since_t"] if "since_t" in a else now - a.get("within_s", 600.0)
+    if sum(k in a for k in ("since_t", "since", "within_s")) > 1:
+        raise ToolError("recent_changes: give one of since_t, since or within_s")
+    if "since" in a:
+        try:
+            since = parse_time(a["since"], now=reader.now, what="since")
+        except InvalidInput:
+            raise ToolError("recent_changes: since: not a time; give seconds (120), ISO 8601 "
+                            "(2026-12-03T10:00:00Z) or a clock time (10:00)") from None
+        if not _TIME["minimum"] <= since <= _TIME["maximum"]:  # since_t's bounds
+            raise ToolError("recent_changes: since: must be within 1e12 seconds of t=0")
+    else:
+        since = a["since_t"] if "since_t" in a else now - a.get("within_s", 600.0)
     changes = reader.changes_since(since)
     shown = changes[: a["limit"]]
-    return {"since_t": round(float(since), 1), "now_t": round(float(now), 1),
+    return {**time_fields("since_", since), **time_fields("now_", now),
             "changes": net_changes(reader, since, shown), "count": len(changes),
             "more": len(changes) - len(shown)}
 
@@ -514,7 +528,7 @@ def _event_summary(ev: Event) -> str:
             verb = "now" if d.get("added") else "no longer"
             return f"{verb} {clean(d['relation'], 16)} #{int(d['object'])}"
         if k is EventKind.LOST:
-            return f"lost (last seen t={float(d['last_seen']):.1f} s)"
+            return f"lost (last seen {when(float(d['last_seen']))})"
         if k is EventKind.DELTA:
             return (f"{clean(d['kind'], 16)} compared with the prior map: "
                     f"{clean(d['status'], 16)} (delta {int(d['id'])})")
@@ -535,12 +549,12 @@ def _history(ctx: _Context, a: dict[str, Any]) -> dict[str, Any]:
     sightings = [r for r in records if not isinstance(r, Event) and r.object_id is not None]
     shown = events[-a["limit"]:]
     return {"object": object_fact(reader, obj),
-            "events": [{"t": round(float(e.t), 1), "kind": e.kind.value,
+            "events": [{**time_fields("", e.t), "kind": e.kind.value,
                         "summary": _event_summary(e)} for e in shown],
             "earlier_events": len(events) - len(shown),
             "sightings": len(sightings),
-            "first_sighting_t": round(float(sightings[0].t), 1) if sightings else None,
-            "last_sighting_t": round(float(sightings[-1].t), 1) if sightings else None}
+            **time_fields("first_sighting_", sightings[0].t if sightings else None),
+            **time_fields("last_sighting_", sightings[-1].t if sightings else None)}
 
 
 def _scene(ctx: _Context, a: dict[str, Any]) -> dict[str, Any]:
@@ -643,13 +657,15 @@ SPECS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "recent_changes",
         "What changed since a time, grouped by object: appeared, moved, relabelled, lost, "
-        "reacquired, corrected, and what it is now on or in. Give since_t (a scan time) or "
-        "within_s (seconds back from the latest scan; default 600).",
-        _params({"since_t": _TIME,
+        "reacquired, corrected, and what it is now on or in. Give since_t (a scan time in "
+        "seconds), since (the same in words: seconds, ISO 8601 or a clock time such as "
+        "10:00) or within_s (seconds back from the latest scan; default 600).",
+        _params({"since_t": _TIME, "since": _TIME_TEXT,
                  "within_s": {"type": "number", "exclusiveMinimum": 0, "maximum": 1e9,
                               "description": "Seconds back from the latest scan."},
                  "limit": _limit(20)}, (),
-                ({}, {"since_t": 120.0}, {"within_s": 300, "limit": 10})),
+                ({}, {"since_t": 120.0}, {"since": "2026-12-03T10:00:00Z"},
+                 {"within_s": 300, "limit": 10})),
         _recent_changes),
     ToolSpec(
         "recently_seen",

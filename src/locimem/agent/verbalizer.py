@@ -19,7 +19,7 @@ import urllib.request
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from locimem.errors import InvalidInput, LocimemError
-from locimem.times import time_text
+from locimem.query.hedge import when
 
 if TYPE_CHECKING:
     from locimem.agent.answer import Facts, Prompt
@@ -110,8 +110,7 @@ class OfflineVerbalizer:
                 words = list(c["net"]) if "net" in c else _salient(list(c["changes"]))
                 if words:
                     parts.append(f"{_q(c['label'])} (#{c['id']}) {', '.join(words)}")
-            since = ("Recently" if f.since_t is None
-                     else f"Since {time_text(f.since_t, digits=1)}")
+            since = f"Since {when(f.since_t)}" if f.since_t is not None else "Recently"
             if not parts:
                 return f"{since}: nothing changed that I noticed."
             more = len(parts) - LIST_LIMIT
@@ -123,7 +122,7 @@ class OfflineVerbalizer:
             return " -> ".join(f.path) + "."
         heads = {"find": "Found", "recent": "Most recently seen", "near_me": "Near you"}
         if kind == "stale":
-            head = f"Not seen since t={f.since_t:.1f} s" if f.since_t is not None \
+            head = f"Not seen since {when(f.since_t)}" if f.since_t is not None \
                 else "Not seen lately"
             return f"{head}: {_listing(f.objects, f.total) or 'nothing'}."
         if kind in heads:

@@ -248,25 +248,65 @@ def parser_mcp(sub: Sub) -> None:
                         "store for writing (its single-writer lock)")
     p.add_argument("--http", metavar="HOST:PORT",
                    help="serve over the MCP streamable HTTP transport at http://HOST:PORT/mcp "
-                        "instead of stdio (e.g. 127.0.0.1:8765; bind to loopback unless you "
-                        "put an authenticating proxy in front)")
-    add_json(p, "with --http: print one JSON line with the URL once the server listens")
+                        "instead of stdio (e.g. 127.0.0.1:8765, [::1]:8765; port 0: any free "
+                        "port); HOST must be loopback unless --allow-remote")
+    p.add_argument("--allow-remote", action="store_true",
+                   help="with --http: allow a HOST other machines can reach (e.g. 0.0.0.0); "
+                        "needs --token-file")
+    p.add_argument("--token-file", metavar="PATH",
+                   help="with --http: every request must carry 'Authorization: Bearer TOKEN', "
+                        "TOKEN being what PATH holds (keep it chmod 600)")
+    p.add_argument("--allowed-host", metavar="NAME[:PORT]", action="append", default=[],
+                   help="with --http: a name clients reach the server by, accepted in the Host "
+                        "header besides the bound address (repeatable; default port: the "
+                        "server's)")
+    add_json(p, "with --http: print one JSON line (url, allow_writes, token_required) on "
+                "stdout once the server listens")
     p.set_defaults(func=cmd_mcp)
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
+    from locimem.agent.mcp_http import (
+        check_bind,
+        is_wildcard,
+        parse_address,
+        read_token_file,
+        startup_line,
+        token_file_warning,
+    )
     from locimem.agent.mcp_server import serve_http, serve_stdio
 
-    scope = resolve_scope(args.store, args.scope)  # NotFound when there is no store
     if args.http is None:
+        given = [flag for flag, on in (("--allow-remote", args.allow_remote),
+                                       ("--token-file", args.token_file is not None),
+                                       ("--allowed-host", bool(args.allowed_host))) if on]
+        if given:
+            verb = "applies" if len(given) == 1 else "apply"
+            return fail(f"{', '.join(given)} {verb} only to the HTTP server: add --http "
+                        "HOST:PORT (over stdio the client starts the server itself)")
+        scope = resolve_scope(args.store, args.scope)  # NotFound when there is no store
         serve_stdio(args.store, scope=scope, allow_writes=args.allow_writes)
         return 0
-    host, sep, port = args.http.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 <= int(port) < 65536:
-        return fail(f"--http takes HOST:PORT (e.g. 127.0.0.1:8765; port 0: any free port, "
-                    f"announced with --json), got {args.http!r}")
-    serve_http(args.store, scope=scope, allow_writes=args.allow_writes,
-               host=host, port=int(port), announce=args.json)
+    host, port = parse_address(args.http, what="--http")
+    token = None if args.token_file is None else read_token_file(args.token_file)
+    check_bind(host, allow_remote=args.allow_remote, token=token,
+               allowed_hosts=args.allowed_host)
+    warning = None if args.token_file is None else token_file_warning(args.token_file)
+    if warning is not None:
+        print(f"warning: {warning}", file=sys.stderr)
+    if is_wildcard(host) and not args.allowed_host:
+        print(f"warning: {host} listens on every interface, but only loopback names pass the "
+              "Host check: give the names other machines use with --allowed-host NAME",
+              file=sys.stderr)
+    scope = resolve_scope(args.store, args.scope)  # NotFound when there is no store
+
+    def ready(url: str) -> None:
+        print(startup_line(url, allow_writes=args.allow_writes, token=token is not None),
+              file=sys.stderr, flush=True)
+
+    serve_http(args.store, scope=scope, allow_writes=args.allow_writes, host=host, port=port,
+               announce=args.json, token=token, allow_remote=args.allow_remote,
+               allowed_hosts=args.allowed_host, ready=ready)
     return 0
 
 

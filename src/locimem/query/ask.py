@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any
 from locimem.check import check_vec
 from locimem.errors import InvalidInput, NotFound
 from locimem.model import ObjectStatus, TrackedObject
-from locimem.query.hedge import sanitize
+from locimem.query.hedge import sanitize, when
 from locimem.query.router import Intent, IntentKind, Vocabulary, parse
 from locimem.query.temporal import ObjectChanges
-from locimem.times import clock_time, time_text
+from locimem.times import clock_time
 
 if TYPE_CHECKING:
     from locimem.query.reader import MemoryReader
@@ -154,13 +154,13 @@ def answer_query(reader: MemoryReader, text: str, here: Any = None) -> QueryResu
         where = f" in the {sanitize(intent.room)}" if intent.room is not None else ""
         none = "nothing moved" if intent.relation == "moved" else "nothing changed"
         body = "; ".join(sanitize(c.text(), 200) for c in changes[:LIST_LIMIT]) or none
-        return QueryResult(intent, f"Since {time_text(since, digits=1)}{where}: {body}.",
+        return QueryResult(intent, f"Since {when(since)}{where}: {body}.",
                            changes=tuple(changes))
 
     if kind is IntentKind.STALE:
         before = resolve_time(intent.t if intent.t is not None else 0.0, intent.t_kind, now)
         found = reader.stale(before)
-        return QueryResult(intent, f"Not seen since {time_text(before, digits=1)}: "
+        return QueryResult(intent, f"Not seen since {when(before)}: "
                                    f"{_listing(found) or 'nothing'}.", tuple(found))
 
     if kind is IntentKind.PATH:

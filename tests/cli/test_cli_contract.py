@@ -78,6 +78,7 @@ def _commands(path: Path, tmp: Path) -> dict[str, tuple[list[str], int]]:
         "split": (["split", s, "4", "3.6", "1.0", "0.9", "--label", "cup", "--actor", "bob"],
                   0),
         "forget": (["forget", s, "3", "--actor", "alice", "--reason", "private"], 0),
+        "rooms": (["rooms", "list", s], 0),
         "consolidate": (["consolidate", s], 0),
         "compact": (["compact", s, "--dry-run", "--older-than", "1"], 0),
         "export": (["export", s, str(tmp / "export-dir"), "--quiet"], 0),
@@ -95,7 +96,7 @@ def _commands(path: Path, tmp: Path) -> dict[str, tuple[list[str], int]]:
 
 SCOPED = {"inspect", "events", "history", "recall", "describe", "query", "find", "near",
           "audit", "deltas", "relabel", "move", "set", "merge", "split", "forget",
-          "consolidate", "compact", "export", "ingest", "map", "rerun"}
+          "consolidate", "compact", "export", "ingest", "map", "rerun", "rooms"}
 
 
 # what lists objects, as every command's JSON shows one (status, confidence, room, ...)

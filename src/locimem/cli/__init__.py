@@ -16,7 +16,7 @@ import sqlite3
 import sys
 from collections.abc import Sequence
 
-from locimem.cli import correct, files, read, run
+from locimem.cli import correct, files, read, rooms, run
 from locimem.cli.text import format_event
 from locimem.errors import LocimemError
 
@@ -37,6 +37,8 @@ EPILOG = """examples:
   locimem relabel home.loci 12 vase --actor alice --reason "it is a vase"
   locimem merge home.loci 12 31 --actor alice --reason "one mug, seen twice"
   locimem split home.loci 12 2.8 1.0 0.8 --label cup --actor alice
+  locimem rooms define home.loci kitchen 0,0 4,0 4,3 0,3   a room by its floor polygon
+  locimem rooms load home.loci plan.json   a whole floor plan (rooms list|connect|remove)
   locimem compact home.loci --dry-run
   locimem bench                      ingest and open-time figures
   locimem bench qa                   question answering on simulated homes, per kind
@@ -66,7 +68,7 @@ does not hold is an error naming the ones it does. --json prints JSON Lines for 
 audit and history, one JSON document for everything else.
 """
 
-PARSERS = (*run.PARSERS[:1], *read.PARSERS, *correct.PARSERS, *files.PARSERS,
+PARSERS = (*run.PARSERS[:1], *read.PARSERS, *correct.PARSERS, *rooms.PARSERS, *files.PARSERS,
            *run.PARSERS[1:])
 
 

@@ -19,6 +19,7 @@ import json
 import math
 import sys
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from locimem.errors import NotFound, ScopeError
@@ -85,6 +86,19 @@ def store_scopes(path: str) -> list[str]:
         return store.scopes()
     finally:
         store.close()
+
+
+def scopes_if_any(path: str) -> list[str]:
+    """The scopes of the store at ``path``, or none when there is no store yet (a new file,
+    a PostgreSQL schema that does not exist: the command creates it)."""
+    from locimem.store.base import is_postgres_url
+
+    if not is_postgres_url(path):
+        return store_scopes(path) if Path(path).is_file() else []
+    try:
+        return store_scopes(path)
+    except NotFound:
+        return []
 
 
 def resolve_scope(path: str, requested: str | None, *, new_ok: bool = False,

@@ -18,10 +18,11 @@ from locimem.cli.common import (
     document,
     open_memory,
     resolve_scope,
+    scopes_if_any,
     store_scopes,
     time_text,
 )
-from locimem.errors import IntegrityError, InvalidInput, NotFound
+from locimem.errors import IntegrityError, InvalidInput
 
 Sub = Any
 _USD_SUFFIXES = (".usda", ".usdc", ".usd")
@@ -190,7 +191,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         manifest, data = read_memory(args.directory, hmac_key=_hmac_key(args))  # verified first
         entries = _prior_entries(data, args.directory)
         scene = args.scene or manifest.scene or manifest.scope
-        scopes = _scopes_if_any(args.store)
+        scopes = scopes_if_any(args.store)
         scope = resolve_scope(args.store, args.scope, new_ok=True, scopes=scopes)
         with ObjectMemory.open(args.store, scope=scope) as mem:
             ids = mem.load_prior(entries, scene=scene, actor=args.actor,
@@ -215,20 +216,6 @@ def cmd_import(args: argparse.Namespace) -> int:
                     "backup_path": None if r.backup_path is None else str(r.backup_path)},
              lines)
     return 0
-
-
-def _scopes_if_any(path: str) -> list[str]:
-    """The scopes of the store at ``path``, or none when there is no store yet (a new file,
-    a PostgreSQL schema that does not exist: the command creates it)."""
-    from locimem.cli.common import store_scopes
-    from locimem.store.base import is_postgres_url
-
-    if not is_postgres_url(path):
-        return store_scopes(path) if Path(path).is_file() else []
-    try:
-        return store_scopes(path)
-    except NotFound:
-        return []
 
 
 # -- migrate ---------------------------------------------------------------------------------
@@ -478,7 +465,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             range_m=args.range, depth_tolerance_s=args.depth_tolerance,
             label_map=None if args.label_map is None else load_label_map(args.label_map))
     scope = resolve_scope(args.store, args.scope, new_ok=True,
-                          scopes=_scopes_if_any(args.store))
+                          scopes=scopes_if_any(args.store))
     late_s = args.late_s if args.late_s is not None else getattr(args, "store_late_s", None)
     try:
         summary = ingest(args.source, args.store, scope=scope, source_name=args.source_name,

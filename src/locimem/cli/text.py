@@ -19,6 +19,8 @@ def format_event(ev: Event) -> str:
         return f"{head} {verb} {d['relation']} #{d['object']} {sanitize(d['object_label'])}"
     if ev.kind is EventKind.ROOM_DEFINED:
         return f"{ev.kind.value:<13} {sanitize(d['name'])}"
+    if ev.kind is EventKind.ROOM_REMOVED:
+        return f"{ev.kind.value:<13} {sanitize(d['name'])}"
     if ev.kind is EventKind.ROOMS_CONNECTED:
         return f"{ev.kind.value:<13} {sanitize(d['a'])} <-> {sanitize(d['b'])}"
     if ev.kind is EventKind.APPEARED:

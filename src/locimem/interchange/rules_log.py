@@ -27,7 +27,8 @@ from locimem.tracker.state import MemoryState
 if TYPE_CHECKING:
     from locimem.interchange.validate import Checker, Scope
 
-_OBJECTLESS = ("ROOM_DEFINED", "ROOMS_CONNECTED", "COMPACTED")  # events about no object
+# events about no object
+_OBJECTLESS = ("ROOM_DEFINED", "ROOMS_CONNECTED", "ROOM_REMOVED", "COMPACTED")
 _EVENT_KINDS = tuple(k.value for k in EventKind)
 _IDENTITY_COMMITS = "'scan', 'correction', 'consolidate'"  # commits that merge or split
 

@@ -42,6 +42,16 @@ class RoomWrites(MemoryBase):
             raise InvalidInput(f"cannot connect room {a!r} to itself")
         return self._scene_event(EventKind.ROOMS_CONNECTED, {"a": a, "b": b}, actor, reason)
 
+    def remove_room(self, name: str, *, actor: str = "operator",
+                    reason: str | None = None) -> Event:
+        """Remove a room and its links (NotFound if there is none by that name): the way to
+        redefine one drawn wrong. Its objects belong to whichever room now holds most of
+        their footprint. Recorded as a ROOM_REMOVED event; ``as_of`` an earlier time still
+        shows the room."""
+        self._writable("remove_room")
+        return self._scene_event(EventKind.ROOM_REMOVED, {"name": self._room(name)}, actor,
+                                 reason)
+
     def import_rooms(self, data: dict[str, Any], *, actor: str = "operator",
                      reason: str | None = None) -> list[Event]:
         """Define rooms and their links from plain data — ``{"rooms": [{"name", "polygon",

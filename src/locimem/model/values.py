@@ -51,6 +51,7 @@ class EventKind(str, enum.Enum):
     RELATION = "RELATION"  # a relation (on, in, under, next_to …) began or ended
     ROOM_DEFINED = "ROOM_DEFINED"  # a room's floor polygon was defined (object id 0)
     ROOMS_CONNECTED = "ROOMS_CONNECTED"  # two rooms were linked for paths (object id 0)
+    ROOM_REMOVED = "ROOM_REMOVED"  # a room and its links were removed (object id 0)
     EXPIRED = "EXPIRED"  # a tentative identity that was never promoted was dropped quietly
     MERGED = "MERGED"  # a duplicate identity was merged into this (older) one
     SPLIT = "SPLIT"  # part of this identity's evidence became a new identity

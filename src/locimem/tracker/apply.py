@@ -31,6 +31,8 @@ from locimem.tracker.state import MemoryState, keyframes_of
 TOMB_KEY = "tomb:"  # rejection key prefix of a sighting suppressed by a tombstone
 # events that change no state: counts come from observations, relations are derived
 _NO_OP = frozenset({EventKind.COMPACTED, EventKind.SUPPRESSED, EventKind.RELATION})
+_ROOM_KINDS = frozenset({EventKind.ROOM_DEFINED, EventKind.ROOMS_CONNECTED,
+                        EventKind.ROOM_REMOVED})
 
 
 def update_object(obj: ObjectState, obs: Observation, camera: bool = False) -> None:
@@ -421,7 +423,7 @@ def _touch(touched: Touched, ev: Event) -> None:
     """The rows an applied event changed (the one place, beside :func:`_apply_event`, that
     knows what each kind of event does to the materialised state)."""
     kind, oid = ev.kind, ev.object_id
-    if kind in (EventKind.ROOM_DEFINED, EventKind.ROOMS_CONNECTED):
+    if kind in _ROOM_KINDS:
         touched.rooms = True
     elif kind is EventKind.PRIOR:
         touched.prior.add(oid)
@@ -491,6 +493,9 @@ def _apply_event(state: MemoryState, ev: Event, lost_after_s: float) -> None:
         return
     if kind is EventKind.ROOMS_CONNECTED:
         state.scene.rooms.connect(data["a"], data["b"])
+        return
+    if kind is EventKind.ROOM_REMOVED:
+        state.scene.rooms.remove(data["name"])
         return
     if kind is EventKind.REVIVED:
         tomb = state.tombstones.pop(ev.object_id)

@@ -41,8 +41,8 @@ __all__ = ["STORY_KINDS", "StoryFrame", "check_scope_has_story", "event_text", "
 STORY_KINDS: frozenset[EventKind] = frozenset({
     EventKind.APPEARED, EventKind.PROMOTED, EventKind.LABEL_CHANGED, EventKind.MOVED,
     EventKind.LOST, EventKind.REACQUIRED, EventKind.CORRECTED, EventKind.SUPPRESSED,
-    EventKind.REVIVED, EventKind.ROOM_DEFINED, EventKind.ROOMS_CONNECTED, EventKind.EXPIRED,
-    EventKind.MERGED, EventKind.SPLIT,
+    EventKind.REVIVED, EventKind.ROOM_DEFINED, EventKind.ROOMS_CONNECTED, EventKind.ROOM_REMOVED,
+    EventKind.EXPIRED, EventKind.MERGED, EventKind.SPLIT,
 })
 
 LOST_RGB = (150, 150, 150)
@@ -187,7 +187,7 @@ def event_text(ev: Event) -> str:
     """One short, sanitised line for a story event ("MOVED #3 cup (1.20, 1.40, 0.80) -> ...")."""
     d = ev.data
     head = f"{ev.kind.value} #{ev.object_id} {sanitize(ev.label)}"
-    if ev.kind is EventKind.ROOM_DEFINED:
+    if ev.kind in (EventKind.ROOM_DEFINED, EventKind.ROOM_REMOVED):
         return f"{ev.kind.value} {sanitize(str(d.get('name', '')))}"
     if ev.kind is EventKind.ROOMS_CONNECTED:
         return f"{ev.kind.value} {sanitize(str(d.get('a', '')))} <-> " \

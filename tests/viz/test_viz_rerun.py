@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 from collections import defaultdict
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -48,11 +49,19 @@ def read_rrd(path: Path, wall_clock: bool = False
         for i in range(chunk.num_rows):
             row = {k: v[i] for k, v in columns.items()}
             t = row.pop("scan_time", None)
-            row["t"] = None if t is None else t.total_seconds()
+            row["t"] = None if t is None else _seconds(t)
             rows[chunk.entity_path].append(row)
     for path_rows in rows.values():
         path_rows.sort(key=lambda r: -1.0 if r["t"] is None else r["t"])
     return entry, dict(rows)
+
+
+def _seconds(t: Any) -> float:
+    """A ``scan_time`` value in seconds: a duration's, or a timestamp's since the epoch."""
+    if isinstance(t, datetime):
+        assert t.tzinfo is None or t.utcoffset() == timedelta(0)
+        return t.replace(tzinfo=timezone.utc).timestamp()
+    return t.total_seconds()
 
 
 def _texts(rows: list[dict[str, Any]]) -> list[tuple[float, str, str]]:
@@ -183,6 +192,31 @@ def test_live_logger_after_each_observe(tmp_path: Path) -> None:
     assert arrow["t"] == 10.0
     assert {f"/world/rooms/{name}" for name in ROOMS} <= set(rows)
     assert (44.0, "WARN", "LOST #4 phone: unseen since t=9.0 s") in _texts(rows["/events"])
+
+
+def test_unix_times_give_a_timestamp_timeline(tmp_path: Path) -> None:
+    t0 = 1764600000.0  # 2025-12-01T14:40:00Z
+    with ObjectMemory.open(tmp_path / "u.loci", scope="s") as mem:
+        mem.define_room("kitchen", [(0, 0), (5, 0), (5, 3), (0, 3)])  # at t = 0
+        for i in range(7):
+            mem.observe(t0 + i, [Detection("cup", 0.9, (1, 1, 0.9), (0.1, 0.1, 0.1))])
+        write_rerun(mem, tmp_path / "u.rrd")
+        write_rerun(mem.as_of(t0 + 3), tmp_path / "early.rrd")
+    mode = os.stat(tmp_path / "u.rrd").st_mode & 0o777
+    umask = os.umask(0)
+    os.umask(umask)
+    assert mode == 0o666 & ~umask  # like every export, not owner-only
+    reader = RrdReader(tmp_path / "u.rrd")
+    for chunk in reader.stream():
+        if "scan_time" in chunk.timeline_names:
+            values = chunk.to_record_batch().to_pydict()["scan_time"]
+            assert all(isinstance(v, datetime) for v in values)
+    _, rows = read_rrd(tmp_path / "u.rrd")
+    assert [r["t"] for r in rows["/world/rooms/kitchen"]] == [t0]  # not 1970
+    assert [r["t"] for r in rows["/world/objects/1"]] == [t0, t0 + 5]  # seen, published
+    _, early = read_rrd(tmp_path / "early.rrd")
+    assert [r["t"] for r in early["/world/objects/1"]] == [t0]
+    assert max(r["t"] for r in early["/events"]) == t0
 
 
 def test_bad_input_writes_nothing(tmp_path: Path, house_rrd: tuple[Path, Any]) -> None:

@@ -25,8 +25,12 @@ Layout (map frame, metres, z up: ``world`` is logged as right-handed z-up):
                            (``"STATUS #4 phone: confirmed -> tentative"``)
 =========================  =====================================================================
 
-Everything is logged on the ``scan_time`` timeline (a duration: seconds of valid time, the
-memory's scan times). An object is logged again only when what is drawn changed (place, size,
+Everything is logged on the ``scan_time`` timeline, at the memory's scan times: a timestamp
+(the viewer shows dates and clock times, UTC) when they look like Unix time (see
+:func:`locimem.times.looks_unix`), else a duration (seconds of a simulation's clock). On a
+timestamp timeline, frames from before the first Unix-looking time (rooms defined at t = 0,
+before the robot's first scan) are placed at that first time, so the time line does not
+start in 1970. An object is logged again only when what is drawn changed (place, size,
 label, status or confidence to 0.01). The ``.rrd`` file written by :func:`write_rerun` has no
 wall-clock timelines, so the same memory gives the same data.
 
@@ -36,7 +40,7 @@ wall-clock timelines, so the same memory gives the same data.
 from __future__ import annotations
 
 import os
-import tempfile
+import secrets
 import uuid
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -46,6 +50,7 @@ from locimem.errors import InvalidInput, LocimemError
 from locimem.model import Event, EventKind, ScanResult, TrackedObject
 from locimem.query.hedge import sanitize
 from locimem.query.reader import MemoryReader, RoomInfo
+from locimem.times import looks_unix
 from locimem.viz.map import check_output_path
 from locimem.viz.story import (
     STORY_KINDS,
@@ -94,9 +99,10 @@ class RerunReport:
 class _FrameLogger:
     """Logs frames (the memory at a time) to a recording, each entity only when it changed."""
 
-    def __init__(self, rr: Any, recording: Any) -> None:
+    def __init__(self, rr: Any, recording: Any, first_unix: float | None = None) -> None:
         self._rr = rr
         self._rec = recording
+        self._first_unix = first_unix  # a timestamp timeline from here (None: not chosen)
         self._objects: dict[int, tuple[Any, ...]] = {}  # what was last drawn per object
         self._status: dict[int, str] = {}
         self._rooms: dict[str, tuple[Any, ...]] = {}
@@ -113,7 +119,7 @@ class _FrameLogger:
         if not self._started:
             self._log("world", rr.ViewCoordinates.RIGHT_HAND_Z_UP, static=True)
             self._started = True
-        rr.set_time(TIMELINE, duration=float(t), recording=self._rec)
+        self._set_time(float(t))
         self._log_rooms(rooms)
         present = set()
         for obj in objects:
@@ -138,6 +144,17 @@ class _FrameLogger:
                     origins=[a], vectors=[[q - p for p, q in zip(a, b, strict=True)]],
                     labels=[f"{label} #{ev.object_id} moved {dist:.2f} m"],
                     colors=[MOVE_RGB]))
+
+    def _set_time(self, t: float) -> None:
+        """``t`` on ``scan_time``: the timeline's kind is chosen at the first frame (a
+        timestamp when the memory's times look like Unix time) and kept, as Rerun requires."""
+        if self._first_unix is None and looks_unix(t):
+            self._first_unix = t
+        if self._first_unix is None:
+            self._rr.set_time(TIMELINE, duration=t, recording=self._rec)
+        else:
+            self._rr.set_time(TIMELINE, timestamp=max(t, self._first_unix),
+                              recording=self._rec)
 
     def _log_rooms(self, rooms: Sequence[RoomInfo]) -> None:
         rr = self._rr
@@ -186,6 +203,18 @@ class _FrameLogger:
             room="" if room is None else room, object_id=obj.id))
 
 
+def _new_file(directory: Path, prefix: str, suffix: str) -> str:
+    """Create an empty file ``PREFIX<random>SUFFIX`` in ``directory`` with the mode a new file
+    gets under the umask (like every export; ``mkstemp`` would make it owner-only)."""
+    while True:
+        path = directory / f"{prefix}{secrets.token_hex(4)}{suffix}"
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+        except FileExistsError:  # pragma: no cover - 2**32 names
+            continue
+        return str(path)
+
+
 def _room_path(rr: Any, name: str) -> str:
     return f"world/rooms/{rr.escape_entity_path_part(name)}"
 
@@ -213,12 +242,14 @@ def write_rerun(memory: MemoryReader, path: str | os.PathLike[str], *,
     rec = rr.RecordingStream(APPLICATION_ID, recording_id=rid, send_properties=False)
     rec.set_log_time_enabled(False)
     rec.set_log_tick_enabled(False)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".rrd", dir=out.parent)
-    os.close(fd)
+    tmp = _new_file(out.parent, f".{out.name}.", ".rrd")
     n_frames = 0
     try:
         rec.save(tmp)
-        logger = _FrameLogger(rr, rec)
+        until = memory.until_commit
+        unix = [c.t for c in memory.store.commits(memory.scope)
+                if looks_unix(c.t) and (until is None or c.id <= until)]
+        logger = _FrameLogger(rr, rec, first_unix=min(unix) if unix else None)
         for frame in iter_story(memory):
             logger.log_frame(frame.t, frame.objects, frame.rooms, frame.room_of, frame.events)
             n_frames += 1

@@ -37,6 +37,39 @@ def check_time(value: Any, name: str = "t") -> float:
     return check_float(value, name)
 
 
+MAX_ABS_TIME_S = 1e10
+"""The valid-time domain of what is written (a scan's ``t``, a correction's): within
+±1e10 s of t = 0 — Unix time up to the year 2286, or any simulation clock. One scan far
+outside it would make every later real scan "go back in time"; a clock in milliseconds or
+nanoseconds is the usual cause, and the error says so."""
+
+_TIME_UNITS = ((1e3, "milliseconds"), (1e6, "microseconds"), (1e9, "nanoseconds"))
+
+
+def check_valid_time(value: Any, name: str = "t") -> float:
+    """A time to record: finite and within :data:`MAX_ABS_TIME_S` of 0.
+
+    >>> check_valid_time(1764600000.5)
+    1764600000.5
+    >>> check_valid_time(1764600000500)
+    Traceback (most recent call last):
+    ...
+    locimem.errors.InvalidInput: t=1764600000500.0 is outside the valid-time domain (within \
+±1e+10 s of t=0: Unix time up to the year 2286); it looks like milliseconds since the epoch: \
+give seconds (t / 1000)
+    """
+    out = check_float(value, name)
+    if abs(out) <= MAX_ABS_TIME_S:
+        return out
+    hint = "; give seconds of valid time"
+    for scale, unit in _TIME_UNITS:
+        if 1e9 <= out / scale < 1e10:  # Unix time (2001..2286) in a finer unit
+            hint = f"; it looks like {unit} since the epoch: give seconds (t / {scale:g})"
+            break
+    raise InvalidInput(f"{name}={out!r} is outside the valid-time domain (within "
+                       f"\u00b1{MAX_ABS_TIME_S:g} s of t=0: Unix time up to the year 2286){hint}")
+
+
 def check_unit_interval(value: Any, name: str) -> float:
     """A finite number in [0, 1]."""
     out = check_float(value, name)

@@ -202,6 +202,29 @@ class MemoryMachine(RuleBasedStateMachine):
     def connect_rooms(self, a: str, b: str) -> None:
         self.attempt("connect_rooms", lambda: self.mem.connect_rooms(a, b))
 
+    @rule(name=st.sampled_from(ROOMS))
+    def remove_room(self, name: str) -> None:
+        self.attempt("remove_room", lambda: self.mem.remove_room(name))
+
+    @rule(data=st.data())
+    def merge(self, data: st.DataObject) -> None:
+        """Two identities are one (among them a prior object with an open delta: the merge
+        settles the absorbed one's deltas, so a later scan still validates)."""
+        keep, absorb = self.ids(data), self.ids(data)
+        self.attempt("merge", lambda: self.mem.merge(keep, absorb, actor="alice"))
+
+    @rule(data=st.data(), at=st.tuples(safe, safe, safe))
+    def split(self, data: st.DataObject, at: tuple[float, float, float]) -> None:
+        oid = self.ids(data)
+        self.attempt("split", lambda: self.mem.split(oid, at, label="box", actor="bob"))
+
+    @rule(t=st.sampled_from([1e300, -1e300, 1.7646e12, 1.7646e18, 1e10 + 1e4]))
+    def observe_at_a_time_outside_the_domain(self, t: float) -> None:
+        """A clock in ms or ns, or garbage: refused, so it cannot make every later scan
+        'go back in time'."""
+        cup = Detection("cup", 0.9, (1.0, 1.0, 0.9), (0.1, 0.1, 0.1))
+        assert self.attempt("observe", lambda: self.mem.observe(t, [cup])) is None
+
     @rule(names=st.lists(st.sampled_from(ROOMS), min_size=1, max_size=2),
           link=st.booleans())
     def import_rooms(self, names: list[str], link: bool) -> None:

@@ -323,3 +323,33 @@ def test_random_evidence_against_a_prior_map_replays_exactly(tmp_path: Path, see
     mem.close()
     with ObjectMemory.open(path, scope="home", read_only=True) as again:
         assert again.snapshot() == snap
+
+
+def test_a_merge_settles_the_absorbed_objects_open_deltas(tmp_path) -> None:
+    """load_prior -> a scan that gives prior #2 a pending delta -> merge(1, 2) -> a later scan:
+    the delta no longer waits on #2 (rejected, naming the merge), and the store validates and
+    exports into an import that is accepted (a stateful fuzz run found it failing)."""
+    from locimem.interchange.export import export_memory
+    from locimem.interchange.load import import_memory
+    from locimem.interchange.validate import validate_store
+
+    path = tmp_path / "p.loci"
+    with ObjectMemory.open(path) as mem:
+        mem.load_prior([
+            {"label": "kitchen table", "center": (1.0, 1.0, 0.4), "size": (1.2, 0.8, 0.8)},
+            {"label": "cup", "center": (1.0, 1.0, 0.9), "size": (0.08, 0.08, 0.1)}],
+            scene="survey")
+        for t in (0.0, 1.0):
+            mem.observe(t, [Detection("cup", 0.9, (1.8, 1.0, 0.9), (0.08, 0.08, 0.1))])
+        (before,) = mem.deltas()
+        assert (before["object"], before["kind"], before["status"]) == (2, "moved", "pending")
+        mem.merge(1, 2, actor="alice")
+        (after,) = mem.deltas()
+        assert (after["id"], after["status"]) == (before["id"], "rejected")
+        assert after["history"][-1]["reason"] == "merged into #1"
+        assert mem.deltas(status="pending") == []
+        mem.observe(5.0, [Detection("cup", 0.9, (1.8, 1.0, 0.9), (0.08, 0.08, 0.1))])
+        assert mem.snapshot() == mem.rebuild_from_log().snapshot()
+    assert validate_store(path).ok
+    export_memory(path, tmp_path / "out", scope="default")
+    import_memory(tmp_path / "out", tmp_path / "copy.loci")

@@ -18,6 +18,7 @@ import zlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from locimem.check import MAX_ABS_TIME_S
 from locimem.model import EventKind
 from locimem.query.reader import COMMIT_KINDS
 from locimem.store.sqlite.schema import FORMAT, MIGRATIONS, SCHEMA_VERSION
@@ -143,6 +144,11 @@ def log_order(c: Checker) -> None:
         for seqs in _out_of_order(c.conn, records).values():
             c.add(rule, seqs, f"records out of commit order (seqs {_ids_text(seqs)}): "
                                  "seqs must increase with commit ids")
+    for cid, scope, t, recorded in c.q(
+            "SELECT id, scope, t, recorded_at FROM commits WHERE abs(t) > ? OR "
+            "abs(recorded_at) > ? ORDER BY id", (MAX_ABS_TIME_S, MAX_ABS_TIME_S)):
+        c.add(rule, (cid,), f"commit {cid} has t={t}, recorded_at={recorded}: outside the "
+                            f"valid-time domain (within {MAX_ABS_TIME_S:g} s of t=0)", scope)
     commits = "(SELECT id AS k, t AS v, scope AS p FROM commits)"
     # a fleet's late scan may trail another writer's commit by the store's late_s (meta)
     late = dict(c.q("SELECT key, value FROM meta")).get("late_s", "0")

@@ -39,7 +39,9 @@ report its consequences.
 ``log_order``
     Every observation and event belongs to a commit that exists, is in its commit's scope and
     carries its commit's valid time; seqs increase with commit ids; a scope's commit times
-    never go back. ids: the seqs out of place (the commit ids, and the scope, for times).
+    never go back, and every commit's ``t`` and ``recorded_at`` are within the valid-time
+    domain (:data:`~locimem.check.MAX_ABS_TIME_S`). ids: the seqs out of place (the commit
+    ids, and the scope, for times).
 ``record_kinds``
     Commit kinds are :data:`COMMIT_KINDS` (scan, correction, forget, maintenance, scene,
     prior, review, consolidate), and only scans carry detections; event kinds are

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 from locimem.check import (
     check_text,
-    check_time,
+    check_valid_time,
 )
 from locimem.config import TrackerConfig
 from locimem.errors import ConnectionLost, InvalidInput, ReadOnly
@@ -196,7 +196,7 @@ class MemoryBase(MemoryReader):
         actor = check_text(actor, "actor")
         reason = None if reason is None else check_text(reason, "reason", max_chars=1000)
         now = self._state.now if self._state.now is not None else 0.0
-        when = now if t is None else check_time(t)
+        when = now if t is None else check_valid_time(t)
         if when < now:
             raise InvalidInput(f"t={when} is before the latest commit (t={now}); "
                                "corrections are recorded in time order")

@@ -29,7 +29,7 @@ from locimem.agent.verbalizer import Verbalizer
 from locimem.check import (
     check_scope,
     check_text,
-    check_time,
+    check_valid_time,
 )
 from locimem.config import TrackerConfig
 from locimem.errors import ConnectionLost, InvalidInput, LocimemError, ScopeError
@@ -179,7 +179,7 @@ class ObjectMemory(Corrections, PriorMapWrites, RoomWrites, Maintenance):
             was rejected — see ``rejected`` for the reason) and the events the scan produced.
         """
         self._writable("observe", catch_up=False)  # (the turn catches up)
-        t = check_time(t)
+        t = check_valid_time(t)
         source = check_text(source, "source")
         # the scope's write lock, caught up on other writers' commits: the checks and the
         # decision see every commit before this one

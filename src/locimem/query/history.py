@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from locimem.check import (
+    MAX_ID,
     check_int,
     check_label,
     check_object_id,
@@ -156,7 +157,7 @@ class HistoryQueries(ReaderBase):
             "until_commit": self._until_commit,
             "exclude_forgotten": True,
         }
-        limit = None if limit is None else check_int(limit, "limit", lo=1)
+        limit = None if limit is None else check_int(limit, "limit", lo=1, hi=MAX_ID)
         page = check_int(page, "page", lo=1)
         events = _pages(lambda after: self.store.events(scope, after_seq=after, limit=page,
                                                         **filters))
@@ -170,7 +171,7 @@ class HistoryQueries(ReaderBase):
                 raise InvalidInput(f"{name} must be a string, got {type(value).__name__}")
         return self.store.observations(
             self._scope, rejected=True, reason=reason, key=key,
-            limit=None if limit is None else check_int(limit, "limit", lo=1),
+            limit=None if limit is None else check_int(limit, "limit", lo=1, hi=MAX_ID),
             until_commit=self._until_commit,
         )
 
@@ -239,7 +240,7 @@ class HistoryQueries(ReaderBase):
                 recorded_until, "recorded_until"),
             "until_commit": self._until_commit,
         }
-        limit = None if limit is None else check_int(limit, "limit", lo=1)
+        limit = None if limit is None else check_int(limit, "limit", lo=1, hi=MAX_ID)
         page = check_int(page, "page", lo=1)
         entries = _pages(lambda after: self.store.audit(scope, after_commit=after, limit=page,
                                                         **filters), key="commit")

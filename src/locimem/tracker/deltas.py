@@ -194,11 +194,14 @@ class _Detector:
             self._reject(reshaped, "its box matches the prior box again")
 
     def merged(self, gone: int, into: int) -> None:
-        """Identity ``gone`` was merged into ``into`` in this commit: an addition opened
-        for it no longer stands (what it saw is now ``into``'s evidence, judged as such)."""
-        added = self._open(gone, "added")
-        if added is not None:
-            self._reject(added, f"merged into #{into}")
+        """Identity ``gone`` was merged into ``into`` in this commit: no open delta whose
+        evidence is ``gone``'s stands any more — an addition, a move, a reshape or a removal
+        (what it saw is now ``into``'s evidence, judged as such from the next scan on). They
+        are settled here, so no delta waits on an identity that no longer exists."""
+        for kind in DELTA_KINDS:
+            d = self._open(gone, kind)
+            if d is not None:
+                self._reject(d, f"merged into #{into}")
 
     def _unmapped(self, obj: ObjectState, n_seen: int, kinds: set[EventKind]) -> None:
         """An object the prior map does not have: an addition, or a prior object that moved

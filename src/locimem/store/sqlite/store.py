@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from locimem.errors import NotAStore, NotFound, ReadOnly, SchemaVersionError
+from locimem.errors import InvalidInput, NotAStore, NotFound, ReadOnly, SchemaVersionError
 from locimem.model import (
     AuditEntry,
     Commit,
@@ -146,6 +146,12 @@ class SQLiteStore:
                     raise ReadOnly(f"late_s={late_s} asks to change the store's late_s="
                                    f"{self.late_s}: open it writable to raise it")
                 self.raise_late_s(late_s)
+        except OSError as exc:  # a path the lock or the file cannot be made at (/proc/x.loci)
+            self.close()
+            what = "open" if exists else "create"
+            raise InvalidInput(f"cannot {what} a store at {self.path!r}: {exc.strerror or exc}"
+                               f" ({exc.filename or self.path}); choose a path in a directory "
+                               "you can write to") from None
         except BaseException:
             self.close()
             raise

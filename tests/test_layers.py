@@ -19,9 +19,10 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "locimem"
 # lowest first; a name is a top-level module or subpackage of locimem
 LAYERS: list[set[str]] = [
     {"errors", "version"},  # one exception hierarchy; the version string
-    {"check", "progress", "words", "gcpause", "jsontext", "times"},  # validation, progress
-    # bars, label spelling, the garbage collector paused while a state is built, compact
-    # JSON, the time contract (reading and showing valid times)
+    {"check", "progress", "words", "gcpause", "jsontext", "times", "files"},  # validation,
+    # progress bars, label spelling, the garbage collector paused while a state is built,
+    # compact JSON, the time contract (reading and showing valid times), opening a file a
+    # user named (regular files only, read within a size limit)
     {"model", "index"},  # the record and object state; spatial and vector indexes
     {"config", "geometry"},  # tracker settings; camera geometry
     {"scene", "evidence", "store", "sim"},  # rooms and relations; keyframes; storage; worlds

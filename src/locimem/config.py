@@ -12,8 +12,69 @@ import os
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from locimem.check import check_float, check_int
+import numpy as np
+
+from locimem.check import check_float
 from locimem.errors import InvalidInput
+from locimem.files import MIB, read_regular
+
+
+# -- knobs: each declared once, beside its field -----------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Knob:
+    """What a setting may be: a closed range ``[lo, hi]`` in ``unit``, and one line of doc.
+
+    The ranges keep the arithmetic the tracker does with a setting finite (divisions, logs,
+    exponentials and squares of it and of positions within ``MAX_ABS_COORD_M``): validation,
+    its error messages and the README's table of settings all come from these declarations.
+    """
+
+    lo: float
+    hi: float
+    unit: str
+    doc: str
+
+    def range_text(self) -> str:
+        """``[0.001, 10] m``: the range as messages and docs show it."""
+        unit = f" {self.unit}" if self.unit else ""
+        return f"[{number_text(self.lo)}, {number_text(self.hi)}]{unit}"
+
+
+def number_text(x: float) -> str:
+    """A bound as people write it: ``0.001``, ``10``, ``1e6``."""
+    return f"{x:.6g}".replace("e+0", "e").replace("e+", "e").replace("e-0", "e-")
+
+
+def knob(default: Any, lo: float, hi: float, unit: str, doc: str) -> Any:
+    """A config field with its :class:`Knob` (``field(metadata={"knob": ...})``)."""
+    return field(default=default, metadata={"knob": Knob(lo, hi, unit, doc)})
+
+
+def knobs(kind: type) -> list[tuple[str, str, Any, Knob]]:
+    """``(name, type, default, knob)`` of every declared setting of a config dataclass."""
+    return [(f.name, str(f.type), f.default, f.metadata["knob"]) for f in fields(kind)
+            if "knob" in f.metadata]
+
+
+def _check_knobs(config: Any) -> None:
+    """Validate (and normalise: ints stay ints, numbers become floats) every declared
+    setting of ``config`` against its knob; raises :class:`InvalidInput` naming the setting,
+    the value and the range."""
+    for name, kind, _, spec in knobs(type(config)):
+        value = getattr(config, name)
+        if value is None and "None" in kind:
+            continue
+        if kind.startswith("int"):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+                raise InvalidInput(f"{name} must be an integer, got {value!r}")
+            out: float = int(value)
+        else:
+            out = check_float(value, name) + 0.0  # -0.0 is 0.0
+        if not spec.lo <= out <= spec.hi:
+            shown = value if isinstance(value, (int, float)) else out
+            raise InvalidInput(f"{name} = {shown!r} is out of range: must be within "
+                               f"{spec.range_text()}")
+        object.__setattr__(config, name, out)
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,35 +85,29 @@ class RelationConfig:
     it as ``changed`` (the stored confidence always follows the geometry exactly).
     """
 
-    on_gap_m: float = 0.05
-    on_min_overlap: float = 0.3
-    under_clearance_m: float = 0.1
-    under_max_gap_m: float = 1.0
-    under_min_overlap: float = 0.3
-    in_min_fraction: float = 0.6
-    support_tol_m: float = 0.1
-    next_to_gap_m: float = 0.3
-    next_to_max_overlap: float = 0.5
-    near_m: float = 1.0
-    report_delta: float = 0.1
+    on_gap_m: float = knob(0.05, 0.001, 10.0, "m", "a box at most this far above or into "
+                           "another's top is on it")
+    on_min_overlap: float = knob(0.3, 1e-9, 1.0, "", "share of its footprint over the other's "
+                                 "top for on")
+    under_clearance_m: float = knob(0.1, 0.001, 10.0, "m", "a box this far below a surface's "
+                                    "top is sheltered under it")
+    under_max_gap_m: float = knob(1.0, 0.001, 100.0, "m", "the highest gap below a box for "
+                                  "under")
+    under_min_overlap: float = knob(0.3, 1e-9, 1.0, "", "share of its footprint beneath the "
+                                    "other for under")
+    in_min_fraction: float = knob(0.6, 1e-9, 1.0, "", "share of its volume inside the other "
+                                  "for in")
+    support_tol_m: float = knob(0.1, 0.001, 10.0, "m", "bottoms within this stand on one "
+                                "level (next_to)")
+    next_to_gap_m: float = knob(0.3, 0.001, 10.0, "m", "the widest gap between boxes for "
+                                "next_to")
+    next_to_max_overlap: float = knob(0.5, 1e-9, 1.0, "", "the most footprint overlap for "
+                                      "next_to")
+    near_m: float = knob(1.0, 0.001, 100.0, "m", "centres closer than this are near")
+    report_delta: float = knob(0.1, 0.0, 1.0, "", "confidence change reported as changed")
 
     def __post_init__(self) -> None:
-        for name in ("on_gap_m", "under_clearance_m", "under_max_gap_m", "support_tol_m",
-                     "next_to_gap_m", "near_m"):
-            value = check_float(getattr(self, name), name)
-            if value <= 0.0:
-                raise InvalidInput(f"{name} must be > 0 metres, got {value}")
-            object.__setattr__(self, name, value)
-        for name in ("on_min_overlap", "under_min_overlap", "in_min_fraction",
-                     "next_to_max_overlap"):
-            value = check_float(getattr(self, name), name)
-            if not 0.0 < value <= 1.0:
-                raise InvalidInput(f"{name} must be a fraction in (0, 1], got {value}")
-            object.__setattr__(self, name, value)
-        value = check_float(self.report_delta, "report_delta")
-        if not 0.0 <= value <= 1.0:
-            raise InvalidInput(f"report_delta must be in [0, 1], got {value}")
-        object.__setattr__(self, "report_delta", value)
+        _check_knobs(self)
 
     @property
     def reach_xy_m(self) -> float:
@@ -66,11 +121,6 @@ class RelationConfig:
 
 
 
-_INTS = {"promote_after", "revive_after", "doubt_after_misses", "move_confirm_after",
-         "promote_after_camera", "delta_confirm_after", "keyframes_kept",
-         "appearance_approximate_above", "lost_min_sightings", "appearance_unsure_max"}
-_ZERO_OK = {"appearance_unsure_max"}
-_OPTIONAL = {"human_label_weight", "revive_after", "appearance_approximate_above"}
 _NESTED = {"relations": RelationConfig}
 
 
@@ -197,111 +247,112 @@ class TrackerConfig:
     0.08
     """
 
-    tight_radius_m: float = 0.2
-    drift_radius_m: float = 1.0
-    promote_after: int = 6
-    tau_s: float = 15.0
-    publish_min: float = 0.5
-    lost_below: float = 0.1
-    reacquire_window_s: float = 60.0
-    relocate_window_s: float = 3600.0
-    feature_reacquire_window_s: float = 3600.0
-    feature_match_min: float = 0.8
-    min_detection_confidence: float = 0.05
-    position_alpha: float = 0.3
-    position_sigma_m: float = 0.02
-    position_sigma_per_m: float = 0.01
-    position_info_max: float = 50.0
-    human_label_weight: float | None = None
-    revive_after: int | None = None
-    doubt_after_misses: int = 2
-    new_object_min_confidence: float = 0.5
-    promote_after_camera: int = 3
-    tau_unseen_s: float = 28800.0
-    see_through_m: float = 0.01
-    pd_prior: float = 0.8
-    pd_prior_weight: float = 5.0
-    pd_max: float = 0.95
-    empty_likelihood: float = 0.1
-    existence_max: float = 0.9999
-    evidence_per_sighting: float = 2.5
-    promote_camera_min_mass: float = 1.8
-    promote_confidence: float = 0.7
-    lost_min_sightings: int = 2
-    withdraw_ratio: float = 0.003
-    depth_noise_m: float = 0.01
-    depth_noise_per_m: float = 0.005
-    range_edge: float = 0.8
-    small_angle_deg: float = 2.0
-    move_confirm_after: int = 3
-    held_window_s: float = 30.0
-    suspect_size_ratio: float = 2.0
-    merge_min_iou: float = 0.25
-    feature_margin: float = 0.1
-    feature_label_strict: float = 0.1
-    feature_unlike_max: float = 0.5
-    delta_move_m: float = 0.5
-    delta_size_ratio: float = 1.5
-    delta_confirm_after: int = 3
-    keyframes_kept: int = 5
-    # rows above which the appearance tier takes its candidates from an approximate usearch
-    # graph (the vectors extra); None: always exact (see docs/architecture.md, Performance)
-    appearance_approximate_above: int | None = None
-    appearance_unsure_max: int = 2
+    # Each range keeps the arithmetic finite: e.g. tau_s divides times and multiplies logs,
+    # position_sigma_m is squared, pd_prior_weight divides, existence_max is a log-odds.
+    tight_radius_m: float = knob(0.2, 0.001, 10.0, "m", "any live object this near matches "
+                                 "(the tight tier)")
+    drift_radius_m: float = knob(1.0, 0.001, 100.0, "m", "a same-label object this near "
+                                 "matches (the drift tier; the grid's cell)")
+    promote_after: int = knob(6, 1, 10_000, "sightings", "detections that promote an object")
+    tau_s: float = knob(15.0, 0.001, 1e6, "s", "seconds of evidence of absence per e-fold "
+                        "of belief")
+    publish_min: float = knob(0.5, 0.001, 1.0, "", "the confidence a promoted object is "
+                              "published at")
+    lost_below: float = knob(0.1, 1e-6, 0.999, "", "an existence below this is lost")
+    reacquire_window_s: float = knob(60.0, 0.0, 1e9, "s", "a lost object is re-acquirable "
+                                     "this long")
+    relocate_window_s: float = knob(3600.0, 0.0, 1e9, "s", "a lost object may be found moved "
+                                    "this long")
+    feature_reacquire_window_s: float = knob(3600.0, 0.0, 1e9, "s", "re-acquisition window "
+                                             "for a matching embedding")
+    feature_match_min: float = knob(0.8, 0.0, 1.0, "cosine", "embeddings at least this alike "
+                                    "match")
+    min_detection_confidence: float = knob(0.05, 0.0, 1.0, "", "detections below this are "
+                                           "ignored")
+    position_alpha: float = knob(0.3, 0.001, 1.0, "", "the least step toward an outlying "
+                                 "sighting")
+    position_sigma_m: float = knob(0.02, 1e-4, 10.0, "m", "a sighting's position noise")
+    position_sigma_per_m: float = knob(0.01, 0.0, 1.0, "m/m", "more noise per metre from the "
+                                       "camera")
+    position_info_max: float = knob(50.0, 1.0, 1e6, "sightings", "the position estimate's "
+                                    "information cap")
+    human_label_weight: float | None = knob(None, 0.01, 1e6, "", "a relabel's label mass "
+                                            "(None: it pins the label)")
+    revive_after: int | None = knob(None, 1, 1_000_000, "sightings", "suppressed sightings "
+                                    "that revive a forgotten object (None: never)")
+    doubt_after_misses: int = knob(2, 1, 10_000, "looks", "misses before a published object "
+                                   "can be doubted")
+    new_object_min_confidence: float = knob(0.5, 0.0, 1.0, "", "the confidence that may "
+                                            "create an object")
+    promote_after_camera: int = knob(3, 1, 10_000, "sightings", "detections that promote with "
+                                     "a camera")
+    tau_unseen_s: float = knob(28800.0, 0.001, 1e9, "s", "seconds out of view per e-fold of "
+                               "belief")
+    see_through_m: float = knob(0.01, 0.0, 10.0, "m", "depth beyond a place's middle that "
+                                "reads it empty")
+    pd_prior: float = knob(0.8, 0.01, 0.99, "", "the prior probability of detection")
+    pd_prior_weight: float = knob(5.0, 0.1, 1e6, "looks", "the prior's pseudo-looks")
+    pd_max: float = knob(0.95, 0.01, 0.999, "", "the learned probability of detection's cap")
+    empty_likelihood: float = knob(0.1, 0.001, 1.0, "", "odds factor of a place seen "
+                                   "through")
+    existence_max: float = knob(0.9999, 0.5, 0.999999, "", "the existence sightings restore, "
+                                "at most")
+    evidence_per_sighting: float = knob(2.5, 0.0, 100.0, "log-odds", "existence evidence of "
+                                        "one sighting")
+    promote_camera_min_mass: float = knob(1.8, 0.0, 1e6, "", "summed confidence an early "
+                                          "promotion needs")
+    promote_confidence: float = knob(0.7, 0.01, 10.0, "", "a detection this sure promotes at "
+                                     "once (above 1: never)")
+    lost_min_sightings: int = knob(2, 1, 10_000, "sightings", "camera sightings before misses "
+                                   "can lose an object")
+    withdraw_ratio: float = knob(0.003, 0.0, 1.0, "", "odds fall that withdraws publication "
+                                 "(0: never)")
+    depth_noise_m: float = knob(0.01, 0.0, 10.0, "m", "depth tolerance")
+    depth_noise_per_m: float = knob(0.005, 0.0, 1.0, "m/m", "more depth tolerance per metre")
+    range_edge: float = knob(0.8, 0.01, 0.99, "", "share of the range where detection starts "
+                             "to fall off")
+    small_angle_deg: float = knob(2.0, 0.0, 90.0, "deg", "objects subtending less are "
+                                  "detected less")
+    move_confirm_after: int = knob(3, 2, 10_000, "sightings", "held sightings that confirm a "
+                                   "move")
+    held_window_s: float = knob(30.0, 0.0, 1e9, "s", "held sightings count this long")
+    suspect_size_ratio: float = knob(2.0, 0.01, 1e4, "", "a box this much larger is suspect")
+    merge_min_iou: float = knob(0.25, 0.0, 1.0, "IoU", "overlap that merges duplicates")
+    feature_margin: float = knob(0.1, 0.0, 1.0, "cosine", "lead over the second-best "
+                                 "embedding")
+    feature_label_strict: float = knob(0.1, 0.0, 1.0, "cosine", "more likeness when labels "
+                                       "differ")
+    feature_unlike_max: float = knob(0.5, 0.0, 1.0, "cosine", "below this, even a near "
+                                     "object is another thing")
+    delta_move_m: float = knob(0.5, 0.001, 1000.0, "m", "a prior object this far off opens "
+                               "a moved delta")
+    delta_size_ratio: float = knob(1.5, 1.001, 1e4, "", "a box this much larger or smaller "
+                                   "opens a geometry delta")
+    delta_confirm_after: int = knob(3, 1, 10_000, "sightings", "support that confirms a "
+                                    "delta")
+    keyframes_kept: int = knob(5, 1, 1000, "frames", "keyframes kept per object")
+    appearance_approximate_above: int | None = knob(
+        None, 1, 1_000_000_000, "objects", "rows above which the appearance tier searches an "
+        "approximate usearch graph (the vectors extra; None: always exact)")
+    appearance_unsure_max: int = knob(2, 0, 1000, "detections", "unsure detections searched "
+                                      "by likeness a scan (0: none)")
     relations: RelationConfig = field(default_factory=RelationConfig)
 
     def __post_init__(self) -> None:
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if f.name in _NESTED:
-                if not isinstance(value, _NESTED[f.name]):
-                    raise InvalidInput(f"{f.name} must be a {_NESTED[f.name].__name__}, got "
-                                       f"{type(value).__name__}")
-                continue
-            if f.name in _OPTIONAL and value is None:
-                continue
-            if f.name in _INTS:
-                object.__setattr__(self, f.name, check_int(
-                    value, f.name, lo=0 if f.name in _ZERO_OK else 1, hi=1_000_000))
-            else:
-                object.__setattr__(self, f.name, check_float(value, f.name))
-        if self.human_label_weight is not None and self.human_label_weight <= 0:
-            raise InvalidInput(f"human_label_weight must be > 0 or None, "
-                               f"got {self.human_label_weight}")
-        positive = ("tight_radius_m", "drift_radius_m", "tau_s", "position_alpha",
-                    "tau_unseen_s", "suspect_size_ratio", "delta_move_m", "position_sigma_m",
-                    "position_info_max")
-        for name in positive:
-            if getattr(self, name) <= 0:
-                raise InvalidInput(f"{name} must be > 0, got {getattr(self, name)}")
-        if self.delta_size_ratio <= 1.0:
-            raise InvalidInput(f"delta_size_ratio must be > 1, got {self.delta_size_ratio}")
+        if not isinstance(self.relations, RelationConfig):
+            raise InvalidInput(f"relations must be a RelationConfig, got "
+                               f"{type(self.relations).__name__}")
+        _check_knobs(self)
         if self.tight_radius_m > self.drift_radius_m:
             raise InvalidInput(
                 f"tight_radius_m ({self.tight_radius_m}) must not exceed "
                 f"drift_radius_m ({self.drift_radius_m})"
             )
-        if not 0.0 < self.lost_below < self.publish_min <= 1.0:
+        if not self.lost_below < self.publish_min:
             raise InvalidInput(
-                "thresholds must satisfy 0 < lost_below < publish_min <= 1, got "
+                "lost_below must be below publish_min, got "
                 f"lost_below={self.lost_below}, publish_min={self.publish_min}"
             )
-        for name in ("reacquire_window_s", "feature_reacquire_window_s", "relocate_window_s",
-                     "see_through_m",
-                     "held_window_s", "depth_noise_m", "depth_noise_per_m", "small_angle_deg",
-                     "pd_prior_weight", "position_sigma_per_m", "evidence_per_sighting",
-                     "promote_camera_min_mass", "promote_confidence"):
-            if getattr(self, name) < 0:
-                raise InvalidInput(f"{name} must be >= 0, got {getattr(self, name)}")
-        for name in ("pd_prior", "pd_max", "existence_max", "range_edge",
-                     "empty_likelihood"):
-            if not 0.0 < getattr(self, name) < 1.0:
-                raise InvalidInput(f"{name} must be in (0, 1), got {getattr(self, name)}")
-        for name in ("feature_match_min", "min_detection_confidence", "position_alpha",
-                     "new_object_min_confidence", "merge_min_iou", "feature_margin",
-                     "feature_label_strict", "feature_unlike_max", "withdraw_ratio"):
-            if not 0.0 <= getattr(self, name) <= 1.0:
-                raise InvalidInput(f"{name} must be in [0, 1], got {getattr(self, name)}")
 
     @property
     def lost_after_s(self) -> float:
@@ -374,6 +425,17 @@ class TrackerConfig:
             raise InvalidInput(f"{name}: [tracker] {exc}") from None
 
 
+def settings_table() -> str:
+    """The README's table of settings, made from the declarations: one row per setting of
+    ``[tracker]`` and ``[relations]`` with its default, range and meaning."""
+    rows = ["| table | setting | default | range | meaning |", "|---|---|---|---|---|"]
+    for table, kind in (("tracker", TrackerConfig), ("relations", RelationConfig)):
+        for name, _, default, spec in knobs(kind):
+            shown = "none" if default is None else number_text(default)
+            rows.append(f"| {table} | `{name}` | {shown} | {spec.range_text()} | {spec.doc} |")
+    return "\n".join(rows) + "\n"
+
+
 STORE_SETTINGS = {"late_s": "seconds a scan may trail another source's latest scan "
                             "(the store's late-scan tolerance; see ObjectMemory.open)"}
 
@@ -407,8 +469,13 @@ def store_settings_from_toml(path: str | os.PathLike[str]) -> dict[str, float]:
     return out
 
 
+MAX_CONFIG_BYTES = MIB
+"""The largest config file read (a config is a few hundred bytes)."""
+
+
 def read_toml(name: str) -> dict[str, Any]:
-    """A TOML file's tables (tomllib, else tomli on Python 3.10)."""
+    """A TOML file's tables (tomllib, else tomli on Python 3.10): a regular file of at most
+    :data:`MAX_CONFIG_BYTES` of UTF-8; anything else is :class:`InvalidInput` naming it."""
     try:
         import tomllib
     except ModuleNotFoundError:  # Python 3.10
@@ -418,9 +485,19 @@ def read_toml(name: str) -> dict[str, Any]:
             raise InvalidInput("reading a TOML config on Python 3.10 needs tomli: "
                                "pip install 'locimem[toml]'") from None
     try:
-        with open(name, "rb") as f:
-            return tomllib.load(f)
+        raw = read_regular(name, "the config", MAX_CONFIG_BYTES,
+                           f"expected a TOML file of at most {MAX_CONFIG_BYTES // MIB} MiB")
     except OSError as exc:
-        raise InvalidInput(f"cannot read the config {name!r}: {exc.strerror}") from None
+        raise InvalidInput(f"cannot read the config {name!r}: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"{name} is not UTF-8 text (byte {exc.start}): a TOML config is "
+                           "UTF-8") from None
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InvalidInput(f"{name} is not valid TOML: {exc}") from None
+    except RecursionError:
+        raise InvalidInput(f"{name} nests arrays or inline tables too deeply to be a "
+                           "config") from None

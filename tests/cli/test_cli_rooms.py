@@ -142,7 +142,7 @@ def test_load_takes_a_floor_plan_all_or_nothing(tmp_path, capsys) -> None:
         code, _, err = _run(capsys, "rooms", "load", s, str(plan))
         assert code == 2 and message in err and "polygon" in err
     code, _, err = _run(capsys, "rooms", "load", s, str(tmp_path))
-    assert code == 2 and "a regular file is expected" in err
+    assert code == 2 and "is a directory, not a regular file: expected a floor plan" in err
     assert _commits(path) == 1
 
 

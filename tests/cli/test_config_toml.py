@@ -39,10 +39,11 @@ def test_a_config_file_sets_tracker_and_relation_settings(tmp_path) -> None:
     ("[camera]\nname = 'head'\n", r": unknown table\(s\) camera \(a config has \[tracker\], "
                                    r"\[relations\], \[encoder\] and \[store\]\)$"),
     ("tracker = 3\n", r": tracker must be a table \(\[tracker\]\), got a int$"),
-    ("[tracker]\ntau_s = -1.0\n", r": \[tracker\] tau_s must be > 0, got -1.0$"),
+    ("[tracker]\ntau_s = -1.0\n",
+     r": \[tracker\] tau_s = -1\.0 is out of range: must be within \[0\.001, 1e6\] s$"),
     ("[tracker]\npromote_after = 'six'\n", r": \[tracker\] promote_after must be an integer"),
     ("[relations]\non_min_overlap = 2.0\n",
-     r": \[relations\] on_min_overlap must be a fraction in \(0, 1\], got 2.0$"),
+     r": \[relations\] on_min_overlap = 2\.0 is out of range: must be within \[1e-9, 1\]$"),
     ("[tracker\ntau_s = 1\n", r"robot\.toml is not valid TOML: "),
 ])
 def test_bad_config_files_are_named(tmp_path, text, message) -> None:
@@ -87,7 +88,8 @@ def test_the_cli_uses_the_config(tmp_path, store, capsys) -> None:
     capsys.readouterr()
     bad = _toml(tmp_path, "[tracker]\ntau_s = 0\n", "bad")
     assert main(["--config", str(bad), "events", str(store)]) == 2
-    assert capsys.readouterr().err == (f"error: {bad}: [tracker] tau_s must be > 0, got 0.0\n")
+    assert capsys.readouterr().err == (
+        f"error: {bad}: [tracker] tau_s = 0 is out of range: must be within [0.001, 1e6] s\n")
     # ingest opens its store with the config's tracker settings and its [store] table
     scans = tmp_path / "scans.jsonl"
     scans.write_text("".join(json.dumps({"t": t, "detections": [

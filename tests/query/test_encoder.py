@@ -217,7 +217,8 @@ def test_the_encoder_table_of_a_toml_config(own_model: tuple) -> None:
     with pytest.raises(InvalidInput, match=r"bad.toml: \[encoder\] model must be"):
         enc.encoder_from_toml(bad)
     bad.write_text("[encoder]\nthreads = 0\n")
-    with pytest.raises(InvalidInput, match=r"bad.toml: \[encoder\] threads must be"):
+    with pytest.raises(InvalidInput, match=r"bad.toml: \[encoder\] threads = 0 is out of range: "
+                       r"must be within \[1, 256\]$"):
         enc.encoder_from_toml(bad)
     bad.write_text("[encoder]\ngpu = true\n")
     with pytest.raises(InvalidInput, match=r"\[encoder\] has no setting 'gpu'"):

@@ -36,11 +36,13 @@ def item_on(box: Box, x: float, y: float, size=(0.08, 0.08, 0.1), lift: float = 
 # -- configuration -----------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("kwargs", "message"), [
-    ({"on_gap_m": 0}, "on_gap_m must be > 0 metres, got 0.0"),
-    ({"near_m": float("nan")}, "near_m must be a finite number, got nan"),
-    ({"in_min_fraction": 1.5}, r"in_min_fraction must be a fraction in \(0, 1\], got 1.5"),
-    ({"on_min_overlap": 0}, r"on_min_overlap must be a fraction in \(0, 1\]"),
-    ({"report_delta": -0.1}, r"report_delta must be in \[0, 1\], got -0.1"),
+    ({"on_gap_m": 0}, r"^on_gap_m = 0 is out of range: must be within \[0\.001, 10\] m$"),
+    ({"near_m": float("nan")}, "^near_m must be a finite number, got nan$"),
+    ({"near_m": 1e308}, r"^near_m = 1e\+308 is out of range: must be within \[0\.001, 100\] m$"),
+    ({"in_min_fraction": 1.5},
+     r"^in_min_fraction = 1\.5 is out of range: must be within \[1e-9, 1\]$"),
+    ({"on_min_overlap": 0}, r"^on_min_overlap = 0 is out of range: must be within \[1e-9, 1\]$"),
+    ({"report_delta": -0.1}, r"^report_delta = -0\.1 is out of range: must be within \[0, 1\]$"),
 ])
 def test_config_validation(kwargs, message) -> None:
     with pytest.raises(InvalidInput, match=message):

@@ -230,7 +230,8 @@ def test_publication_is_withdrawn_before_existence_is_given_up(ratio, published)
 
 
 def test_the_withdraw_ratio_is_checked() -> None:
-    with pytest.raises(InvalidInput, match="withdraw_ratio must be in"):
+    with pytest.raises(InvalidInput,
+                       match=r"^withdraw_ratio = 1\.5 is out of range: must be within \[0, 1\]$"):
         TrackerConfig(withdraw_ratio=1.5)
 
 

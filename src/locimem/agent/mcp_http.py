@@ -30,6 +30,7 @@ from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import Any
 
 from locimem.errors import InvalidInput, LocimemError
+from locimem.files import open_regular
 
 __all__ = [
     "BearerGate",
@@ -210,7 +211,8 @@ def read_token_file(path: str | os.PathLike[str]) -> str:
     shown = os.fspath(path)
     make = f"e.g. `openssl rand -hex 32 > {shown} && chmod 600 {shown}`"
     try:
-        with open(path, "rb") as f:
+        with open_regular(path, "the token file", "expected a file holding the bearer token "
+                          f"({make})") as f:
             raw = f.read(65537)
     except FileNotFoundError:
         raise InvalidInput(

@@ -23,6 +23,7 @@ from locimem.cli.common import (
     time_text,
 )
 from locimem.errors import IntegrityError, InvalidInput
+from locimem.files import KIB, read_regular
 
 Sub = Any
 _USD_SUFFIXES = (".usda", ".usdc", ".usd")
@@ -41,12 +42,17 @@ def _row_counts(counts: dict[str, int]) -> str:
                      for k in ("commits", "observations", "events", "objects"))
 
 
+MAX_KEY_BYTES = 4 * KIB  # a key is 16 to a few hundred bytes; /dev/zero is not one
+
+
 def _hmac_key(args: argparse.Namespace) -> bytes | None:
-    """The bytes of ``--hmac-key-file`` (the whole file is the key), or None."""
+    """The bytes of ``--hmac-key-file`` (the whole file is the key, a regular file of at most
+    :data:`MAX_KEY_BYTES`), or None."""
     if args.hmac_key_file is None:
         return None
     try:
-        return Path(args.hmac_key_file).read_bytes()
+        return read_regular(args.hmac_key_file, "the HMAC key file", MAX_KEY_BYTES,
+                            "expected a file holding the key (16 bytes to 4 KiB)")
     except OSError as exc:
         raise InvalidInput(f"cannot read the HMAC key file {args.hmac_key_file!r}: "
                            f"{exc.strerror}") from None

@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-from pathlib import Path
 from typing import Any
 
 from locimem.cli.common import add_store, add_who, document, resolve_scope, scopes_if_any
@@ -178,14 +177,12 @@ def cmd_load(args: argparse.Namespace) -> int:
 
 
 def _read_rooms_file(name: str) -> Any:
-    path = Path(name)
-    if not path.is_file():
-        raise InvalidInput(f"no rooms file {name!r} (a regular file is expected)")
-    if path.stat().st_size > MAX_ROOMS_FILE_BYTES:
-        raise InvalidInput(f"rooms file {name!r} is larger than "
-                           f"{MAX_ROOMS_FILE_BYTES // (1024 * 1024)} MiB")
+    from locimem.files import read_regular
+
+    data = read_regular(name, "rooms file", MAX_ROOMS_FILE_BYTES,
+                        "expected a floor plan in JSON")
     try:
-        return json.loads(path.read_bytes().decode("utf-8"))
+        return json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise InvalidInput(f"rooms file {name!r} is not JSON ({exc}); expected "
                            f"{ROOMS_FILE_HELP}") from None

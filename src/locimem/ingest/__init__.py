@@ -21,6 +21,7 @@ from typing import Any, TextIO
 
 from locimem.config import TrackerConfig
 from locimem.errors import InvalidInput, LocimemError
+from locimem.files import check_regular
 from locimem.ingest.feed import IngestError, Interrupted, feed
 from locimem.ingest.summary import IngestSummary
 from locimem.memory import ObjectMemory
@@ -41,12 +42,25 @@ def source_kind(path: str | os.PathLike[str]) -> str:
     p = Path(path)
     if not p.exists():
         raise InvalidInput(f"no such file or directory: {p}")
-    if p.is_dir() or p.suffix.lower() in BAG_SUFFIXES:
+    if p.is_dir():
+        _check_bag_directory(p)
         return "bag"
-    if p.suffix.lower() in JSONL_SUFFIXES:
-        return "jsonl"
+    suffix = p.suffix.lower()
+    if suffix in BAG_SUFFIXES or suffix in JSONL_SUFFIXES:
+        what = "the recording" if suffix in BAG_SUFFIXES else "the scan file"
+        check_regular(p, what, f"expected a {suffix} file")  # a FIFO would never return
+        return "bag" if suffix in BAG_SUFFIXES else "jsonl"
     raise InvalidInput(f"cannot tell what {p} is: expected a rosbag2 directory, a .db3 or "
                        ".mcap file, or a .jsonl scan file")
+
+
+def _check_bag_directory(path: Path) -> None:
+    """The files of a rosbag2 directory a reader opens (``metadata.yaml``, ``.db3``,
+    ``.mcap``) are regular files."""
+    for entry in sorted(path.iterdir()):
+        if entry.name == "metadata.yaml" or entry.suffix.lower() in BAG_SUFFIXES:
+            check_regular(entry, "the recording's file",
+                          "expected a rosbag2 directory of regular files")
 
 
 class NothingIngested(LocimemError):

@@ -22,10 +22,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
+from locimem.files import open_regular
 from locimem.ingest.feed import IngestError, PlannedScan, Scan
 from locimem.model import Camera, Detection
 
@@ -37,8 +38,12 @@ _CAMERA_KEYS = {"position", "quaternion", "fov_deg", "range_m", "vfov_deg", "dep
                 "intrinsics"}
 
 
+def _open(path: str | Path) -> BinaryIO:
+    return open_regular(path, "the scan file", "expected a .jsonl file")
+
+
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    with path.open("rb") as f:
+    with _open(path) as f:
         for number, raw in enumerate(f, start=1):
             try:
                 line = raw.decode("utf-8")
@@ -50,7 +55,7 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
 
 def count_scans(path: str | Path) -> int:
     """Non-blank lines of the file (for a progress bar)."""
-    with Path(path).open("rb") as f:
+    with _open(path) as f:
         return sum(1 for raw in f if raw.strip())
 
 

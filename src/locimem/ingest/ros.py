@@ -106,9 +106,12 @@ def ros_typestore() -> Any:
 def load_label_map(path: str | Path) -> dict[str, str]:
     """A map from numeric class ids to labels: a ``.json`` object (``{"0": "person", ...}``)
     or a text file with one label per line, line *n* (from 0) naming class id ``n``."""
+    from locimem.files import MIB, read_regular
+
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular(path, "the label map", 64 * MIB,
+                            "expected a .json or text file of labels").decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InvalidInput(f"cannot read label map {path}: {exc}") from None
     if path.suffix.lower() == ".json":

@@ -81,6 +81,7 @@ from locimem.errors import (
     NotFound,
     SchemaVersionError,
 )
+from locimem.files import check_regular
 from locimem.jsontext import one_shot
 from locimem.progress import Progress
 from locimem.store.sqlite.schema import SCHEMA_VERSION
@@ -347,6 +348,7 @@ def _inspect(path: Path, progress: Progress | None
     problems: list[_Problem] = []
     manifest = _read_manifest(path, problems)
     present = set()
+    irregular: set[str] = set()
     folders = {name.split("/")[0] for name in FILES if "/" in name}
     for root, dirs, names in os.walk(path):
         here = Path(root).relative_to(path).as_posix()
@@ -359,6 +361,14 @@ def _inspect(path: Path, progress: Progress | None
         for name in sorted(names):
             rel = name if here == "." else f"{here}/{name}"
             present.add(rel)
+            try:
+                check_regular(Path(root) / name, f"the directory's {rel}",
+                              "a memory directory holds only regular files")
+            except (InvalidInput, OSError) as exc:  # a FIFO would hang the hashing below
+                irregular.add(rel)
+                problems.append(_Problem(str(exc) if isinstance(exc, InvalidInput) else
+                                         f"{rel} cannot be read: {exc.strerror or exc}"))
+                continue
             if rel != MANIFEST and rel not in FILES:
                 problems.append(_Problem(f"{rel} is not part of a memory directory (an extra "
                                          "file: remove it)"))
@@ -367,7 +377,7 @@ def _inspect(path: Path, progress: Progress | None
         return None, problems
     to_hash = []
     for name, entry in manifest.files.items():
-        if name not in present:
+        if name not in present or name in irregular:
             continue
         size = path.joinpath(*name.split("/")).stat().st_size
         if size == entry.bytes:

@@ -64,6 +64,7 @@ from locimem.errors import (
     NotFound,
     SchemaVersionError,
 )
+from locimem.files import open_regular
 from locimem.store.base import is_postgres_url, redacted
 from locimem.store.sqlite.backup import vacuum_store_file
 from locimem.store.sqlite.files import fsync_directory, stamp_pid, writer_lock, writer_lock_path
@@ -192,7 +193,7 @@ def _check_source(path: Path) -> None:
         raise NotFound(f"no store at {str(path)!r}")
     if path.is_dir():
         raise NotAStore(f"{str(path)!r} is a directory, not a locimem store")
-    with open(path, "rb") as f:
+    with open_regular(path, "the store", "expected a locimem store file") as f:
         head = f.read(len(MAGIC))
     if head == MAGIC:
         raise NotAStore(f"{str(path)!r} is a snapshot archive, not a store; restore it to a "
@@ -276,7 +277,8 @@ def read_info(archive: str | os.PathLike[str]) -> SnapshotInfo:
         raise NotFound(f"no snapshot archive at {str(path)!r}")
     if path.is_dir():
         raise InvalidInput(f"{str(path)!r} is a directory, not a snapshot archive")
-    with open(path, "rb") as f:
+    with open_regular(path, "the snapshot archive",
+                      "expected a file written by locimem snapshot") as f:
         head = f.read(PAYLOAD_OFFSET)
         file_size = os.fstat(f.fileno()).st_size
     where = repr(str(path))
@@ -463,7 +465,9 @@ def _inflate_into(info: SnapshotInfo, temp: Path, progress: Progress | None) -> 
     what_to_do = "nothing was restored; copy the archive again, or use another snapshot"
     digest = hashlib.sha256()
     size = 0
-    with open(info.path, "rb") as src, open(temp, "wb") as dst:
+    with open_regular(info.path, "the snapshot archive",
+                      "expected a file written by locimem snapshot") as src, \
+            open(temp, "wb") as dst:
         src.seek(PAYLOAD_OFFSET)
         chunks: Iterable[bytes] = _read_exactly(src, info.compressed_size)
         if progress is not None:

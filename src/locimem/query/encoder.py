@@ -338,9 +338,11 @@ class MiniLMEncoder:
         expected_sha256: the digest the model file must have. Default: the pinned digest of
             the packaged file when ``model_path`` is None, no check for your own file (pass
             its digest to have it checked).
-        max_length: tokens per text including ``[CLS]``/``[SEP]``; longer texts are truncated.
-        threads: onnxruntime intra-op threads (1 keeps the cost predictable on a robot).
-        batch_size: texts per inference call.
+        max_length: tokens per text including ``[CLS]``/``[SEP]``; longer texts are truncated
+            (3 to 512).
+        threads: onnxruntime intra-op threads (1 keeps the cost predictable on a robot; at
+            most 256).
+        batch_size: texts per inference call (at most 4096).
 
     Raises:
         EncoderUnavailable: ``onnxruntime`` or the model package is not installed.
@@ -353,10 +355,16 @@ class MiniLMEncoder:
                  vocab_path: str | Path | None = None,
                  expected_sha256: str | _Default | None = _DEFAULT, max_length: int = 128,
                  threads: int = 1, batch_size: int = 64) -> None:
-        for name, value, lo in (("max_length", max_length, 3), ("threads", threads, 1),
-                                ("batch_size", batch_size, 1)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < lo:
-                raise InvalidInput(f"{name} must be an integer >= {lo}, got {value!r}")
+        # the ranges: a BERT encoder's 512 positions; threads a machine can start (a million
+        # would never come back); batches whose padded ids stay a few MB
+        for name, value, lo, hi in (("max_length", max_length, 3, 512),
+                                    ("threads", threads, 1, 256),
+                                    ("batch_size", batch_size, 1, 4096)):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise InvalidInput(f"{name} must be an integer, got {value!r}")
+            if not lo <= value <= hi:
+                raise InvalidInput(f"{name} = {value!r} is out of range: must be within "
+                                   f"[{lo}, {hi}]")
         try:
             import onnxruntime as ort
         except ImportError:

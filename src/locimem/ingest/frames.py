@@ -33,6 +33,7 @@ import numpy as np
 from locimem.errors import InvalidInput
 
 __all__ = [
+    "MAX_TF_DEPTH",
     "OPTICAL_TO_BODY",
     "CameraWindow",
     "TfBuffer",
@@ -43,6 +44,8 @@ __all__ = [
     "quat_multiply",
     "slerp",
 ]
+
+MAX_TF_DEPTH = 1000  # frames from a frame up to its root, both counted
 
 Vec3 = tuple[float, float, float]
 Quat = tuple[float, float, float, float]
@@ -242,12 +245,45 @@ class TfBuffer:
         return self._chain(frame.lstrip("/"))[-1]
 
     def _chain(self, frame: str) -> list[str]:
+        """``frame`` and its ancestors up to the root. A cycle, or a chain longer than
+        :data:`MAX_TF_DEPTH` frames, is an :class:`InvalidInput` saying which."""
         chain = [frame]
+        seen = {frame}
         while chain[-1] in self._edges:
-            chain.append(self._edges[chain[-1]].parent)
-            if len(chain) > 1000:
-                raise InvalidInput(f"the tf data has a cycle through {frame!r}")
+            parent = self._edges[chain[-1]].parent
+            if parent in seen:
+                loop = [*chain[chain.index(parent):], parent]
+                raise InvalidInput("the tf data has a cycle: " + " <- ".join(
+                    repr(f) for f in reversed(loop)) + " (each frame must have one parent "
+                    "and the parents must end at a root)")
+            chain.append(parent)
+            seen.add(parent)
+            if len(chain) > MAX_TF_DEPTH:
+                raise InvalidInput(
+                    f"the tf chain from {frame!r} up to its root is longer than "
+                    f"{MAX_TF_DEPTH} frames (a robot's tf tree is well under 100 deep): the "
+                    "tf data is broken")
         return chain
+
+    def check(self) -> None:
+        """Raise :class:`InvalidInput` if the edges do not form trees: a cycle, or a chain
+        deeper than :data:`MAX_TF_DEPTH` frames (checked once for every frame)."""
+        depth: dict[str, int] = {}  # frame -> frames from it up to its root, itself included
+        for start in sorted(self._edges):
+            path: list[str] = []
+            on_path: set[str] = set()
+            f = start
+            while f not in depth and f in self._edges and len(path) <= MAX_TF_DEPTH:
+                path.append(f)
+                on_path.add(f)
+                f = self._edges[f].parent
+                if f in on_path:
+                    self._chain(start)  # raises, naming the cycle
+            base = depth.get(f, 1)
+            for i, g in enumerate(reversed(path)):
+                depth[g] = base + i + 1
+            if path and depth[path[0]] > MAX_TF_DEPTH:
+                self._chain(start)  # raises, naming the chain
 
     def _to_ancestor(self, chain: list[str], t_s: float) -> Transform:
         out = Transform.identity()

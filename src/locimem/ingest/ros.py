@@ -39,6 +39,13 @@ from typing import Any
 import numpy as np
 
 from locimem.errors import InvalidInput, LocimemError
+from locimem.ingest.bagcheck import (
+    check_definition,
+    check_metadata,
+    check_sqlite_files,
+    read_messages,
+    seconds_text,
+)
 from locimem.ingest.feed import IngestError, PlannedScan, Scan, SkipScan
 from locimem.ingest.frames import (
     OPTICAL_TO_BODY,
@@ -120,8 +127,12 @@ def load_label_map(path: str | Path) -> dict[str, str]:
         except json.JSONDecodeError as exc:
             raise InvalidInput(f"label map {path} is not valid JSON: {exc.msg} "
                                f"(line {exc.lineno})") from None
+        except RecursionError:  # json recurses once a nesting level
+            raise InvalidInput(f"label map {path} nests too deeply: expected a flat JSON "
+                               'object of class id -> label, like {"41": "cup"}') from None
         if not isinstance(doc, dict) or not all(isinstance(v, str) for v in doc.values()):
-            raise InvalidInput(f"label map {path} must be a JSON object of class id -> label")
+            raise InvalidInput(f"label map {path} must be a JSON object of class id -> label, "
+                               'like {"41": "cup"}')
         return {str(k): v for k, v in doc.items()}
     return {str(i): line.strip() for i, line in enumerate(text.splitlines()) if line.strip()}
 
@@ -144,8 +155,21 @@ class BagOptions:
     tf_static_topic: str = "/tf_static"
 
 
-def _stamp(header: Any) -> float:
-    return int(header.stamp.sec) + int(header.stamp.nanosec) * 1e-9
+def _stamp(header: Any, where: str, field: str = "header") -> float:
+    """A header's stamp in seconds; a nanosec outside 0..999999999 (a broken recorder: read
+    as is it would shift the time) is an :class:`IngestError` at ``where``."""
+    sec, nanosec = int(header.stamp.sec), int(header.stamp.nanosec)
+    if not 0 <= nanosec < 1_000_000_000:
+        raise IngestError(where, f"{field}.stamp.nanosec is {nanosec}, expected 0 to "
+                          "999999999 (whole seconds belong in stamp.sec): a malformed stamp; "
+                          "fix the recorder or the node that published it")
+    return sec + nanosec * 1e-9
+
+
+def _message_where(path: Path, topic: str, index: int, recorded_ns: int) -> str:
+    """A message as errors name it: the file, the topic, its index on the topic (from 0) and
+    the time it was recorded (the bag's own clock, not the header stamp)."""
+    return f"{path}: {topic} message {index} (recorded at {seconds_text(recorded_ns)} s)"
 
 
 def _stamp_text(header: Any) -> str:
@@ -195,7 +219,8 @@ def _hypotheses(results: Any) -> tuple[tuple[str, float], ...]:
     return tuple(out)
 
 
-def _raw_scan(msg: Any, order: int, topic: str) -> _RawScan:
+def _raw_scan(msg: Any, order: int, topic: str, where: str) -> _RawScan:
+    t = _stamp(msg.header, where)
     array_frame = str(msg.header.frame_id)
     dets = []
     for d in msg.detections:
@@ -210,7 +235,7 @@ def _raw_scan(msg: Any, order: int, topic: str) -> _RawScan:
             # vision_msgs >= 4: ``id``; 3 (Foxy): ``tracking_id``
             track_id=str(getattr(d, "id", None) or getattr(d, "tracking_id", "") or ""),
         ))
-    return _RawScan(_stamp(msg.header), order, _where(topic, msg.header), tuple(dets))
+    return _RawScan(t, order, _where(topic, msg.header), tuple(dets))
 
 
 def _pick_topic(topics: dict[str, Any], wanted: str | None, msgtype: str, what: str,
@@ -238,6 +263,7 @@ class _Reader:
 
     def __init__(self, reader: Any, path: Path, options: BagOptions) -> None:
         self.reader = reader
+        self.path = path
         self.options = options
         topics = reader.topics
         det_topic = options.detections_topic
@@ -262,19 +288,29 @@ class _Reader:
         wanted = {det_topic, options.tf_topic, options.tf_static_topic}
         if self.info_topic:
             wanted.add(self.info_topic)
-        conns = [c for c in reader.connections if c.topic in wanted]
-        for order, (conn, _, raw) in enumerate(reader.messages(connections=conns)):
-            try:
-                msg = reader.deserialize(raw, conn.msgtype)
-            except Exception as exc:  # rosbags raises its own errors for corrupt payloads
-                raise IngestError(f"{conn.topic} message {order}",
-                                  f"cannot decode {conn.msgtype}: {exc}") from None
+        read = wanted if self.depth_topic is None else wanted | {self.depth_topic}
+        check_metadata(reader, read, path)
+        conns = [c for c in reader.connections if c.topic in wanted
+                 and (c.topic in (det_topic, self.info_topic) or c.msgtype == TF_TYPE)]
+        depth_conns = [c for c in reader.connections if c.topic == self.depth_topic]
+        self._check_definitions(conns + depth_conns)
+        seen: dict[str, int] = {}
+        for order, (conn, ns, raw) in enumerate(read_messages(reader, conns, path)):
+            index = seen[conn.topic] = seen.get(conn.topic, -1) + 1
+            where = _message_where(path, conn.topic, index, ns)
+            msg = self._decode(raw, conn.msgtype, where)
             if conn.topic == det_topic:
-                self.scans.append(_raw_scan(msg, order, det_topic))
+                self.scans.append(_raw_scan(msg, order, det_topic, where))
             elif conn.topic == self.info_topic:
-                self._add_info(msg, conn.topic)
-            elif conn.msgtype == TF_TYPE:
-                self._add_tf(msg, conn.topic, static=conn.topic == options.tf_static_topic)
+                self._add_info(msg, conn.topic, where)
+            else:
+                self._add_tf(msg, conn.topic, where,
+                             static=conn.topic == options.tf_static_topic)
+        try:
+            self.tf.check()
+        except InvalidInput as exc:
+            raise IngestError(f"{path}: {options.tf_topic}, {options.tf_static_topic}",
+                              str(exc)) from None
         if self.info_topic is not None and not self.infos:
             raise IngestError("bag", f"camera info topic {self.info_topic!r} holds no "
                               "messages; pass --camera-info none to ingest without a camera")
@@ -292,9 +328,26 @@ class _Reader:
             "topics": {t: f"{i.msgtype} ({i.msgcount})" for t, i in sorted(topics.items())},
         }
 
-    def _add_tf(self, msg: Any, topic: str, static: bool) -> None:
-        for tr in msg.transforms:
-            t = _stamp(tr.header)
+    def _check_definitions(self, conns: list[Any]) -> None:
+        """Each topic's message definition has the fields this reader reads (once a topic, not
+        once a message): a bag may give a standard type's name to any definition."""
+        fielddefs = self.reader.typestore.fielddefs
+        for topic, msgtype in sorted({(c.topic, c.msgtype) for c in conns}):
+            why = check_definition(fielddefs, msgtype)
+            if why is not None:
+                raise IngestError(f"{self.path}: topic {topic}",
+                                  f"the bag's definition of {msgtype} is not the one locimem "
+                                  f"reads: {why}")
+
+    def _decode(self, raw: bytes, msgtype: str, where: str) -> Any:
+        try:
+            return self.reader.deserialize(raw, msgtype)
+        except Exception as exc:  # rosbags raises its own errors for corrupt payloads
+            raise IngestError(where, f"cannot decode {msgtype}: {exc}") from None
+
+    def _add_tf(self, msg: Any, topic: str, where: str, static: bool) -> None:
+        for i, tr in enumerate(msg.transforms):
+            t = _stamp(tr.header, where, f"transforms[{i}].header")
             a, r = tr.transform.translation, tr.transform.rotation
             try:
                 self.tf.add(str(tr.header.frame_id), str(tr.child_frame_id), t,
@@ -302,8 +355,8 @@ class _Reader:
             except InvalidInput as exc:
                 raise IngestError(_where(topic, tr.header), str(exc)) from None
 
-    def _add_info(self, msg: Any, topic: str) -> None:
-        t = _stamp(msg.header)
+    def _add_info(self, msg: Any, topic: str, where: str) -> None:
+        t = _stamp(msg.header, where)
         try:
             window = camera_window(list(msg.k), int(msg.width), int(msg.height))
         except InvalidInput as exc:
@@ -339,13 +392,10 @@ class _Reader:
         best: dict[int, tuple[float, Any]] = {}
         i, n = 0, len(ts)
         conns = [c for c in self.reader.connections if c.topic == self.depth_topic]
-        for k, (conn, _, raw) in enumerate(self.reader.messages(connections=conns)):
-            try:
-                msg = self.reader.deserialize(raw, conn.msgtype)
-            except Exception as exc:
-                raise IngestError(f"{conn.topic} message {k}",
-                                  f"cannot decode {conn.msgtype}: {exc}") from None
-            s = _stamp(msg.header)
+        for k, (conn, ns, raw) in enumerate(read_messages(self.reader, conns, self.path)):
+            where = _message_where(self.path, conn.topic, k, ns)
+            msg = self._decode(raw, conn.msgtype, where)
+            s = _stamp(msg.header, where)
             for j in range(max(i, bisect.bisect_left(ts, s - tol)),
                            bisect.bisect_right(ts, s + tol)):
                 dt = abs(ts[j] - s)
@@ -514,6 +564,7 @@ def open_bag(path: str | Path, options: BagOptions | None = None
         raise InvalidInput(f"no such recording: {path}")
     if path.suffix == ".bag":
         raise InvalidInput(f"{path} is a ROS 1 bag; locimem reads ROS 2 recordings (rosbag2)")
+    check_sqlite_files(path)
     fallback = ros_typestore()
     try:
         reader = rb.highlevel.AnyReader([path], default_typestore=fallback)

@@ -201,3 +201,28 @@ def test_without_a_terminal_progress_lines_then_ctrl_c_exits_130_and_a_rerun_res
                                                  "resumed": kept, "skipped": 0}
     times = commit_times(store)["jsonl"]
     assert len(times) == n == len(set(times))  # every scan exactly once
+
+
+def test_a_ctrl_c_right_after_a_commit_is_counted_with_that_scan(tmp_path: Path, monkeypatch,
+                                                                 capsys) -> None:
+    # The race the subprocess test above hits now and then, made certain: the SIGINT lands
+    # after observe committed its scan, before the count. The count must still match the store.
+    source, store = _jsonl(tmp_path / "scans.jsonl", 10), tmp_path / "s.loci"
+    real, calls = ObjectMemory.observe, []
+
+    def observe_then_sigint(self, *args, **kwargs):
+        result = real(self, *args, **kwargs)
+        calls.append(1)
+        if len(calls) == 3:
+            os.kill(os.getpid(), signal.SIGINT)
+        return result
+
+    monkeypatch.setattr(ObjectMemory, "observe", observe_then_sigint)
+    code = main(["ingest", str(source), str(store)])
+    assert code == 130
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "interrupted after 3 scans; run the same command again to resume")
+    assert len(commit_times(store)["jsonl"]) == 3 == len(calls)  # the third scan kept, no fourth
+    monkeypatch.setattr(ObjectMemory, "observe", real)
+    assert main(["ingest", str(source), str(store)]) == 0
+    assert len(commit_times(store)["jsonl"]) == 10

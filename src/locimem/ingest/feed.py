@@ -18,9 +18,12 @@ store's late-scan rule (:meth:`ObjectMemory.open`'s ``late_s``).
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import signal
+import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TextIO
 
@@ -81,6 +84,47 @@ class Interrupted(KeyboardInterrupt):
         self.summary = summary
 
 
+class _CountedWrites:
+    """Holds a Ctrl-C that arrives while a scan is written and counted until both are done,
+    so the count an interrupted ingest reports is the number of scans the store holds (a
+    SIGINT between ``observe``'s commit and the count would undercount by one). Outside
+    :meth:`writing` a Ctrl-C interrupts at once. Only the main thread receives signals, and
+    a SIGINT handler the caller installed is left alone; in either case this does nothing."""
+
+    def __init__(self) -> None:
+        self.writing_now = False
+        self.held = False
+
+    def _on_sigint(self, signum: int, frame: object) -> None:
+        if self.writing_now:
+            self.held = True
+            return
+        raise KeyboardInterrupt
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread() or \
+                signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+            yield
+            return
+        signal.signal(signal.SIGINT, self._on_sigint)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[None]:
+        self.writing_now = True
+        try:
+            yield
+        finally:
+            self.writing_now = False
+        if self.held:
+            self.held = False
+            raise KeyboardInterrupt
+
+
 class _ScanWarnings(logging.Filter):
     """Keeps ``observe``'s per-scan warnings off the log while an ingest counts them."""
 
@@ -102,35 +146,54 @@ def feed(mem: ObjectMemory, plan: Iterable[PlannedScan], summary: IngestSummary,
     latest = mem.store.latest_scan(mem.scope, summary.source)
     resume_t, held_at_resume = (None, 0) if latest is None else latest
     summary.resume_from_t = resume_t
-    last_t: float | None = None
     quiet = _ScanWarnings()
     logger = logging.getLogger("locimem")
     logger.addFilter(quiet)
+    writes = _CountedWrites()
     try:
-        for planned in progress(plan, total=total, label=label, stream=stream, unit="scans"):
-            summary.scans_read += 1
-            if last_t is not None and planned.t < last_t:
-                raise IngestError(planned.where, f"t={planned.t} is before the previous scan's "
-                                  f"t={last_t}; scans must come in time order")
-            last_t = planned.t
-            if resume_t is not None and planned.t < resume_t:
-                summary.scans_resumed += 1
-                continue
+        with writes.installed():
+            _feed(mem, plan, summary, writes, total=total, stream=stream, label=label,
+                  warning_text=warning_text, resume=(resume_t, held_at_resume))
+    except KeyboardInterrupt:
+        summary.interrupted = True
+        raise Interrupted(summary) from None
+    finally:
+        logger.removeFilter(quiet)
+        summary.seconds = time.monotonic() - start
+        summary.objects_in_memory = len(mem.objects())
+
+
+def _feed(mem: ObjectMemory, plan: Iterable[PlannedScan], summary: IngestSummary,
+          writes: _CountedWrites, *, total: int | None, stream: TextIO | None, label: str,
+          warning_text: Callable[[str], str], resume: tuple[float | None, int]) -> None:
+    resume_t, held_at_resume = resume
+    last_t: float | None = None
+    for planned in progress(plan, total=total, label=label, stream=stream, unit="scans"):
+        summary.scans_read += 1
+        if last_t is not None and planned.t < last_t:
+            raise IngestError(planned.where, f"t={planned.t} is before the previous scan's "
+                              f"t={last_t}; scans must come in time order")
+        last_t = planned.t
+        if resume_t is not None and planned.t < resume_t:
+            summary.scans_resumed += 1
+            continue
+        try:
+            scan = planned.build()
+        except SkipScan as skip:
+            summary.skip(skip.reason, planned.t, skip.hint)
+            continue
+        except IngestError:
+            raise
+        except InvalidInput as exc:
+            raise IngestError(planned.where, str(exc)) from None
+        if resume_t is not None and planned.t == resume_t and held_at_resume > 0:
+            held_at_resume -= 1
+            summary.scans_resumed += 1
+            continue
+        with writes.writing():  # the scan and its tally, whole, before a Ctrl-C
             try:
-                scan = planned.build()
-            except SkipScan as skip:
-                summary.skip(skip.reason, planned.t, skip.hint)
-                continue
-            except IngestError:
-                raise
-            except InvalidInput as exc:
-                raise IngestError(planned.where, str(exc)) from None
-            if resume_t is not None and planned.t == resume_t and held_at_resume > 0:
-                held_at_resume -= 1
-                summary.scans_resumed += 1
-                continue
-            try:
-                result = mem.observe(scan.t, scan.detections, scan.camera, source=summary.source)
+                result = mem.observe(scan.t, scan.detections, scan.camera,
+                                     source=summary.source)
             except InvalidInput as exc:
                 raise IngestError(planned.where, str(exc)) from None
             summary.scans_ingested += 1
@@ -144,11 +207,5 @@ def feed(mem: ObjectMemory, plan: Iterable[PlannedScan], summary: IngestSummary,
             for event in result.events:
                 kind = event.kind.value
                 summary.events[kind] = summary.events.get(kind, 0) + 1
-            summary.objects_created += sum(1 for e in result.events if e.kind.value == "APPEARED")
-    except KeyboardInterrupt:
-        summary.interrupted = True
-        raise Interrupted(summary) from None
-    finally:
-        logger.removeFilter(quiet)
-        summary.seconds = time.monotonic() - start
-        summary.objects_in_memory = len(mem.objects())
+            summary.objects_created += sum(1 for e in result.events
+                                           if e.kind.value == "APPEARED")

@@ -201,3 +201,59 @@ def test_over_streamable_http_on_loopback_every_tool(store_path):
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_over_stdio_every_line_gets_an_answer(store_path):
+    # The SDK drops a line it cannot read without a reply; each gets its JSON-RPC error here
+    # and the session goes on.
+    import select
+    import subprocess
+
+    build_home(ObjectMemory.open(store_path, scope="home")).close()
+    proc = subprocess.Popen([sys.executable, "-m", "locimem", "mcp", str(store_path),
+                             "--scope", "home"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stdin is not None and proc.stdout is not None
+
+    def ask(line: str) -> dict:
+        proc.stdin.write(line + "\n")
+        proc.stdin.flush()
+        ready, _, _ = select.select([proc.stdout], [], [], 30)
+        assert ready, f"no reply to {line[:60]!r}"
+        return json.loads(proc.stdout.readline())
+
+    def call(rid: int, arguments: dict) -> str:
+        return json.dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/call",
+                           "params": {"name": "where_is", "arguments": arguments}})
+
+    try:
+        init = ask(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"}}}))
+        assert init["id"] == 1 and "result" in init
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0",
+                                     "method": "notifications/initialized"}) + "\n")
+        deep = json.loads("[" * 900 + "]" * 900)
+        cases = [
+            (call(2, {"name": "\\ud800"}).replace("\\\\ud800", "\\ud800"), 2, -32600,
+             "Invalid Request: a string holds a lone UTF-16 surrogate escape (such as "
+             "\\ud800); send valid Unicode"),
+            (call(3, {"name": "mug", "x": deep}), 3, -32600,
+             "Invalid Request: the JSON nests too deeply (a tool's arguments are a few "
+             "levels at most)"),
+            ("[" * 5000 + "]" * 5000, None, -32700,
+             "Parse error: the JSON nests too deeply to read"),
+            ("not json", None, -32700,
+             "Parse error: not JSON (Expecting value: line 1 column 1 (char 0))"),
+            ('{"id": 5}', 5, -32600,
+             "Invalid Request: not a JSON-RPC 2.0 request, notification or response"),
+        ]
+        for line, rid, code, message in cases:
+            assert ask(line) == {"jsonrpc": "2.0", "id": rid,
+                                 "error": {"code": code, "message": message}}
+        good = ask(call(6, {"name": "mug"}))  # the session goes on
+        assert good["id"] == 6 and good["result"]["structuredContent"]["cite"] == [1, 3]
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=30)
+    assert proc.returncode == 0

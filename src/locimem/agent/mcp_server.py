@@ -219,9 +219,108 @@ def serve_stdio(path: str | os.PathLike[str], scope: str = "default",
     handle = StoreHandle(path, scope=scope, allow_writes=allow_writes)
     try:
         server = build_server(handle, allow_writes=allow_writes)
-        anyio.run(server.run_stdio_async)
+        anyio.run(_run_stdio, server)
     finally:
         handle.close()
+
+
+async def _run_stdio(server: Any) -> None:
+    """The SDK's stdio transport, with every line checked before the SDK reads it: the SDK
+    drops a line it cannot parse (not JSON, a lone surrogate escape, nesting past its JSON
+    parser's limit, not a JSON-RPC message) without a word, so a client waits for ever.
+    Here each such line gets its JSON-RPC error (``-32700`` parse error, ``-32600`` invalid
+    request; the request's id where it can be read, else null) and the session goes on.
+
+    It runs the SDK's low-level server on those streams as ``MCPServer.run_stdio_async``
+    does; ``_lowlevel_server`` is the one private name it uses (the SDK is pinned below 3,
+    and the stdio tests fail if it moves)."""
+    import io
+
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    lines = _CheckedLines(anyio.wrap_file(io.TextIOWrapper(
+        sys.stdin.buffer, encoding="utf-8", errors="replace")))
+    async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
+        lines.replies = write_stream
+        low = server._lowlevel_server
+        await low.run(read_stream, write_stream, low.create_initialization_options())
+
+
+class _CheckedLines:
+    """The client's lines for the SDK's stdio reader: a line the SDK can read is passed on
+    as it is; any other is answered on ``replies`` (set once the transport is up) with the
+    JSON-RPC error :func:`line_error` gives, and not passed on."""
+
+    def __init__(self, source: Any) -> None:
+        self.source = source
+        self.replies: Any = None
+
+    def __aiter__(self) -> Any:
+        return self._lines()
+
+    async def _lines(self) -> Any:
+        from mcp.shared.message import SessionMessage
+
+        async for line in self.source:
+            if not line.strip():
+                continue
+            error = line_error(line)
+            if error is None:
+                yield line
+            elif self.replies is not None:
+                await self.replies.send(SessionMessage(error))
+
+
+def line_error(line: str) -> Any:
+    """``None`` when the SDK reads ``line`` as a JSON-RPC message, else the
+    ``JSONRPCError`` to answer it with, saying what is wrong with it."""
+    import mcp_types as types
+    from pydantic import ValidationError
+
+    try:
+        types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+        return None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+
+    def error(code: int, message: str, request_id: Any = None) -> Any:
+        return types.JSONRPCError(jsonrpc="2.0", id=request_id,
+                                  error=types.ErrorData(code=code, message=message))
+
+    try:
+        message = json.loads(line)
+    except RecursionError:
+        return error(types.PARSE_ERROR, "Parse error: the JSON nests too deeply to read")
+    except ValueError as exc:
+        return error(types.PARSE_ERROR, f"Parse error: not JSON ({exc})")
+    request_id = message.get("id") if isinstance(message, dict) else None
+    if type(request_id) not in (int, str):
+        request_id = None
+    if _has_lone_surrogate(message):
+        why = "a string holds a lone UTF-16 surrogate escape (such as \\ud800); send valid Unicode"
+    elif first["type"] == "json_invalid":
+        why = f"{first['msg']}"  # e.g. "Invalid JSON: recursion limit exceeded"
+        if "recursion limit" in why:
+            why = "the JSON nests too deeply (a tool's arguments are a few levels at most)"
+    else:
+        why = "not a JSON-RPC 2.0 request, notification or response"
+    return error(types.INVALID_REQUEST, f"Invalid Request: {why}", request_id)
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            if any("\ud800" <= c <= "\udfff" for c in v):
+                return True
+        elif isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return False
 
 
 def _dumps(value: Any) -> str:

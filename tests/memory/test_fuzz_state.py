@@ -7,9 +7,11 @@ close + reopen. After every step: the live state equals a replay of the log, ``v
 nothing, and every error raised was a :class:`LocimemError` that changed nothing (neither the
 live state nor a row of the file).
 
-The quick suite runs a bounded number of examples (fixed under ``CI``); the long run
-(``LOCIMEM_SLOW=1``) keeps drawing new examples for ``LOCIMEM_FUZZ_MINUTES`` (default 30) and
-prints how many it ran.
+It runs on both backends: SQLite, and PostgreSQL when ``LOCIMEM_TEST_POSTGRES`` names a
+server (a fresh schema per example; "nothing changed" there compares each table's rows).
+The quick suite runs a bounded number of examples per backend (fixed under ``CI``); the long
+run (``LOCIMEM_SLOW=1``) keeps drawing new examples for ``LOCIMEM_FUZZ_MINUTES`` (default 30)
+per backend and prints how many it ran.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from locimem.errors import LocimemError
 from locimem.interchange.export import export_memory
 from locimem.interchange.load import import_memory
 from locimem.interchange.validate import validate_store
+from tests import pg
 
 LABELS = ("cup", "mug", "box", "kitchen table", "book")
 ROOMS = ("kitchen", "hall", "den")
@@ -67,16 +70,29 @@ detection_args = st.fixed_dictionaries({
 })
 
 
+TABLES = ("commits", "observations", "events", "objects", "deltas", "prior_map", "scene",
+          "tombstones", "rejection_keys")
+
+
 class MemoryMachine(RuleBasedStateMachine):
-    """One store, one scope; ``self.t`` is the next scan's time."""
+    """One store, one scope; ``self.t`` is the next scan's time. ``backend`` is "sqlite" or
+    "postgres" (set on a subclass)."""
 
     examples = 0  # machines built (one per example), counted for the long run's report
+    backend = "sqlite"
 
     def __init__(self) -> None:
         super().__init__()
         MemoryMachine.examples += 1
         self.dir = Path(tempfile.mkdtemp(prefix="locimem-fuzz-"))
-        self.path = self.dir / "fz.loci"
+        self.path: Path | str = self.dir / "fz.loci"
+        self.peek: Any = None  # PostgreSQL: a connection of the harness's own, to read rows
+        if self.backend == "postgres":
+            import psycopg
+
+            self.path = pg.new_url("fz")
+            self.schema = self.path.rsplit("schema=", 1)[1]
+            self.peek = psycopg.connect(pg.URL, autocommit=True)
         self.mem = ObjectMemory.open(self.path, scope=SCOPE, durable=False)
         self.t = 0.0
         self.n = 0
@@ -85,16 +101,20 @@ class MemoryMachine(RuleBasedStateMachine):
         try:
             self.mem.close()
         finally:
+            if self.peek is not None:
+                self.peek.execute(f'DROP SCHEMA IF EXISTS "{self.schema}" CASCADE')
+                self.peek.close()
             shutil.rmtree(self.dir, ignore_errors=True)
 
     # -- the harness: every call either lands whole or raises a LocimemError changing nothing --
-    def _rows(self) -> tuple[int, ...]:
-        conn = self.mem.store.conn
-        return tuple(conn.execute(f"SELECT count(*), coalesce(max(rowid), 0) FROM {table}")
-                     .fetchone()[i] for table in ("commits", "observations", "events",
-                                                  "objects", "deltas", "prior_map", "scene",
-                                                  "tombstones", "rejection_keys")
-                     for i in (0, 1))
+    def _rows(self) -> tuple[Any, ...]:
+        if self.peek is None:
+            conn = self.mem.store.conn
+            return tuple(conn.execute(f"SELECT count(*), coalesce(max(rowid), 0) FROM {table}")
+                         .fetchone()[i] for table in TABLES for i in (0, 1))
+        return tuple(self.peek.execute(  # every row, as text: a changed row shows too
+            f'SELECT count(*), md5(coalesce(string_agg(r::text, \'|\' ORDER BY r::text), \'\')) '
+            f'FROM "{self.schema}".{table} r').fetchone() for table in TABLES)
 
     def attempt(self, what: str, call: Any) -> Any:
         before = (self.mem.snapshot(), self._rows(), self.mem._state.relations_snapshot())
@@ -164,7 +184,9 @@ class MemoryMachine(RuleBasedStateMachine):
     @rule()
     def observe_in_the_past(self) -> None:
         if self.mem.now is not None:
-            assert self.attempt("observe", lambda: self.mem.observe(self.mem.now - 1.0, [])) is None
+            # beyond the store's late-scan tolerance (SQLite 0 s, a new PostgreSQL schema 1 s)
+            t = self.mem.now - self.mem.store.late_s - 1.0
+            assert self.attempt("observe", lambda: self.mem.observe(t, [])) is None
 
     @rule(data=st.data(), label=st.sampled_from(["vase", "cup", "", "a\x00b"]))
     def relabel(self, data: st.DataObject, label: str) -> None:
@@ -295,29 +317,39 @@ class MemoryMachine(RuleBasedStateMachine):
         assert report.ok, str(report)
 
 
-def _run(max_examples: int, steps: int, **kw: Any) -> None:
-    run_state_machine_as_test(MemoryMachine, settings=settings(
+class PostgresMachine(MemoryMachine):
+    backend = "postgres"
+
+
+MACHINES = {"sqlite": MemoryMachine, "postgres": PostgresMachine}
+BACKENDS = [pytest.param("sqlite"), pytest.param("postgres", marks=pg.needs_postgres)]
+
+
+def _run(backend: str, max_examples: int, steps: int, **kw: Any) -> None:
+    run_state_machine_as_test(MACHINES[backend], settings=settings(
         max_examples=max_examples, stateful_step_count=steps, deadline=None,
         suppress_health_check=list(HealthCheck), **kw))
 
 
-def test_fuzz_state_machine_bounded() -> None:
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_fuzz_state_machine_bounded(backend: str) -> None:
     """The quick suite's run: a bounded number of examples (fixed ones under CI)."""
-    _run(max_examples=20, steps=30)
+    _run(backend, max_examples=20 if backend == "sqlite" else 8, steps=30)
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(not os.environ.get("LOCIMEM_SLOW"), reason="long run: set LOCIMEM_SLOW=1")
-def test_fuzz_state_machine_long() -> None:
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_fuzz_state_machine_long(backend: str) -> None:
     """Keeps drawing new examples for LOCIMEM_FUZZ_MINUTES (default 30); prints the count."""
     minutes = float(os.environ.get("LOCIMEM_FUZZ_MINUTES", "30"))
     stop = time.monotonic() + minutes * 60
     start = MemoryMachine.examples
     batches = 0
     while time.monotonic() < stop:
-        _run(max_examples=50, steps=40, derandomize=False, database=None)
+        _run(backend, max_examples=50, steps=40, derandomize=False, database=None)
         batches += 1
-    print(f"\nfuzz: {MemoryMachine.examples - start} examples in {batches} batches, "
+    print(f"\nfuzz ({backend}): {MemoryMachine.examples - start} examples in {batches} batches, "
           f"{minutes:g} min, nothing found")
 
 

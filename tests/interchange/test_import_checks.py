@@ -157,6 +157,29 @@ def test_a_nul_laden_100k_character_label_is_refused(exported, tmp_path):
     _refused(forged, tmp_path, r"objects.jsonl line 1: label")
 
 
+@pytest.mark.parametrize(("actor", "problem"), [
+    ("a" * 101, "must be at most 100 characters, got 101"),
+    ("alice\nbob", "must be one line, single-spaced"),
+    ("alice  bob", "must be one line, single-spaced"),
+    ("", "must not be empty"),
+])
+def test_an_actor_the_api_would_not_keep_is_refused(exported, tmp_path, actor, problem):
+    def first(rows: list[dict[str, Any]]) -> None:
+        rows[0]["actor"] = actor
+    forged = _forge(exported, tmp_path, "log/commits.jsonl", first)
+    _refused(forged, tmp_path, rf"commits.jsonl line 1: actor {problem}")
+
+
+def test_markup_in_an_actor_is_text_and_imports(exported, tmp_path):
+    # the API takes it (a name is text); every page that shows it escapes it
+    def first(rows: list[dict[str, Any]]) -> None:
+        rows[0]["actor"] = "<b>alice</b>"
+    forged = _forge(exported, tmp_path, "log/commits.jsonl", first)
+    import_memory(forged, tmp_path / "m.loci")
+    with ObjectMemory.open(tmp_path / "m.loci", scope="home", read_only=True) as mem:
+        assert mem.store.commits("home")[0].actor == "<b>alice</b>"
+
+
 @pytest.mark.no_validate  # the scratch store is invalid on purpose (and then deleted)
 def test_rows_that_pass_the_type_checks_but_not_validate_are_refused(exported, tmp_path):
     # a well-typed row whose cache disagrees with the log: only validate can tell
@@ -174,6 +197,30 @@ def test_an_event_seq_of_2_63_minus_1_is_refused(exported, tmp_path):
     forged = _forge(exported, tmp_path, "log/events.jsonl", last,
                     ids={**doc["ids"], "seq": [lo, 2**63 - 1]})
     _refused(forged, tmp_path, rf"ids.seq.*{MAX_IMPORT_ID}")
+
+
+def test_a_store_that_imported_ids_at_the_ceiling_writes_none_past_it(exported, tmp_path):
+    # a directory with seq = 2**53 was taken, the store went on counting, and then an export
+    # of another scope of that store (ids past 2**53) could not be imported
+    doc = json.loads((exported / MANIFEST).read_text())
+    lo = doc["ids"]["seq"][0]
+
+    def last(rows: list[dict[str, Any]]) -> None:
+        rows[-1]["seq"] = MAX_IMPORT_ID
+    at_cap = _forge(exported, tmp_path, "log/events.jsonl", last,
+                    ids={**doc["ids"], "seq": [lo, MAX_IMPORT_ID]})
+    store = tmp_path / "capped.loci"
+    import_memory(at_cap, store)
+    with ObjectMemory.open(store, scope="other") as mem:
+        with pytest.raises(IntegrityError, match=r"this commit would use id 9007199254740994, "
+                                                 r"past the largest a store writes"):
+            mem.observe(0.0, [Detection("cup", 0.9, (1.0, 1.0, 0.8), (0.1, 0.1, 0.1))])
+        assert mem.objects() == [] and mem.now is None
+    assert validate_store(store).ok
+    with ObjectMemory.open(store, scope="home", read_only=True) as reader:
+        assert reader.store.scopes() == ["home"]  # nothing of "other" was written
+    export_memory(store, tmp_path / "again", scope="home")
+    import_memory(tmp_path / "again", tmp_path / "again.loci")  # every export imports
 
 
 @pytest.mark.parametrize("kind", ["object", "commit", "seq"])

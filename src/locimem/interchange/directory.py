@@ -83,6 +83,7 @@ from locimem.errors import (
 )
 from locimem.files import check_regular
 from locimem.jsontext import one_shot
+from locimem.memory.base import MAX_STORE_ID
 from locimem.progress import Progress
 from locimem.store.sqlite.schema import SCHEMA_VERSION
 
@@ -98,11 +99,11 @@ OBJECT_EMBEDDINGS = "embeddings/objects.npy"
 BATCH_ROWS = 10_000
 CHUNK_BYTES = 1 << 20
 ID_KINDS = ("commit", "seq", "object")
-MAX_IMPORT_ID = 2**53
+MAX_IMPORT_ID = MAX_STORE_ID
 """The largest id (commit, record seq or object) a directory may hold: exact as a JSON number
-in every language, and far enough below SQLite's 2**63 - 1 that a store which imported it can
-keep counting for ever (ids are file-wide: an import near the ceiling would leave the whole
-file unable to take another record)."""
+in every language. It is also the largest id a store writes (a commit that would pass it is
+refused, see :data:`locimem.memory.base.MAX_STORE_ID`), so every export of every scope of a
+store imports again — even of a store that imported a directory at the ceiling."""
 MIN_HMAC_KEY_BYTES = 16
 _AGAIN = "export the memory again, or copy the directory again from where it was made"
 

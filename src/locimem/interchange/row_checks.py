@@ -37,6 +37,9 @@ _SIZES = frozenset({"sx", "sy", "sz", "place_sx", "place_sy", "place_sz"})
 _UNIT = frozenset({("observations", "confidence"), ("observations", "weight")})
 _LABELS = frozenset({"label", "pinned_label", "track_id"})
 _NON_EMPTY_LABELS = frozenset({("objects", "label"), ("observations", "label")})
+# what a person typed (ObjectMemory's check_text): one line, single-spaced, at most this long;
+# text like any other (HTML in an actor's name is text, escaped wherever it is shown)
+_SAID = {("commits", "actor"): 100, ("commits", "reason"): 1000}
 _DOMAIN_COLUMNS = _COORDS | _SIZES | {column for _, column in _UNIT}
 # keys of JSON objects whose values are places or extents (metres, map frame)
 _JSON_PLACES = frozenset({"center", "position", "polygon", "place", "z_range"})
@@ -114,6 +117,9 @@ def _column_fine(table: str, column: str, codec: str, declared: tuple[str, bool]
             return False
         if (table, column) in _NON_EMPTY_LABELS and min(lengths) == 0:
             return False
+        if (table, column) in _SAID and not all(_said_problem(table, column, v) is None
+                                                for v in present):
+            return False
         text = "".join(present)  # ASCII and printable as a whole iff each string is
         return (text.isascii() and text.isprintable()) or all(
             _text_problem(v) is None for v in present)
@@ -167,7 +173,23 @@ def _value_problem(table: str, column: str, codec: str, declared: tuple[str, boo
             return f"must be at most {limit} characters, got {len(value)}"
         if not value and (table, column) in _NON_EMPTY_LABELS:
             return "must not be empty"
+        if (table, column) in _SAID:
+            problem = _said_problem(table, column, value)
+            if problem is not None:
+                return problem
         return _text_problem(value)
+    return None
+
+
+def _said_problem(table: str, column: str, value: str) -> str | None:
+    """Whether ``value`` is what ``check_text`` gives for an actor or a reason."""
+    limit = _SAID[(table, column)]
+    if len(value) > limit:
+        return f"must be at most {limit} characters, got {len(value)}"
+    if " ".join(value.split()) != value:
+        return "must be one line, single-spaced, as the API keeps it"
+    if not value:
+        return "must not be empty"
     return None
 
 

@@ -17,7 +17,7 @@ from locimem.check import (
     check_valid_time,
 )
 from locimem.config import TrackerConfig
-from locimem.errors import ConnectionLost, InvalidInput, ReadOnly
+from locimem.errors import ConnectionLost, IntegrityError, InvalidInput, ReadOnly
 from locimem.index.vectors import VectorIndex
 from locimem.model import (
     Camera,
@@ -33,6 +33,11 @@ from locimem.tracker.apply import apply
 from locimem.tracker.commit import Derived, commit_records
 from locimem.tracker.decide import RecordWriter
 from locimem.tracker.state import MemoryState
+
+MAX_STORE_ID = 2**53
+"""The largest id (commit, record seq, object) a store writes: exact as a JSON number, and
+the largest an export may carry, so every export imports again. Ids are file-wide and count
+up by one; only a store that imported a directory near the ceiling gets near it."""
 
 
 class MemoryBase(MemoryReader):
@@ -158,10 +163,21 @@ class MemoryBase(MemoryReader):
         :meth:`_all_or_nothing`)."""
         with self._all_or_nothing():
             done = commit_records(self._state, self._config, records, camera)
+            self._check_ids_left()
             self.store.append(self._scope, done.records, done.changes)
             if self._semantic_index is not None:
                 self._semantic_index.sync(self._state, done.changes)
             return done.records
+
+    def _check_ids_left(self) -> None:
+        state = self._state
+        used = max(state.next_seq, state.next_commit, state.next_object_id) - 1
+        if used > MAX_STORE_ID:
+            raise IntegrityError(
+                f"this commit would use id {used}, past the largest a store writes "
+                f"({MAX_STORE_ID} = 2**53, the largest an export can carry); nothing was "
+                "written. The store took ids near that ceiling from an imported directory "
+                "(ordinary writing takes centuries to get there) and cannot take more")
 
     def _writable(self, what: str, *, catch_up: bool = True) -> None:
         if self.store.read_only:

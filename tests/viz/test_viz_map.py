@@ -67,7 +67,8 @@ def test_map_data_tracks_each_object_and_room_where_it_changed(house: Path) -> N
         "label": "cup", "level": "item", "status": "confirmed", "confidence": 1.0,
         "x": 1.2, "y": 2.2, "z": 0.95, "sx": 0.08, "sy": 0.08, "sz": 0.1, "yaw": 0.0,
         "room": "kitchen", "first_seen": 0.0, "last_seen": None, "votes": [["cup", 100]],
-        "color": "#36d936", "source": "tracker"}  # last_seen None: seen at the frame's time
+        "color": "#36d936", "source": "tracker",
+        "seen_from": None}  # last_seen None: seen at the frame's time; no camera, no seen_from
     assert [s["last_seen"] for _, s in phone] == [None, None, 9.0, 9.0, 9.0, 9.0, 9.0]
     table = data["objects"][str(ID["table"])]
     assert table[-1][1]["level"] == "furniture"
@@ -79,6 +80,8 @@ def test_map_data_tracks_each_object_and_room_where_it_changed(house: Path) -> N
     assert data["rooms"]["hall"] == [[0, {"polygon": [[4, 0], [6, 0], [6, 4], [4, 4]],
                                           "z": None, "connected": ["bedroom", "kitchen"]}]]
     assert data["bounds"] == [0.0, -5.0, 10.0, 4.0]
+    assert data["camera"] == {"t": [], "x": [], "y": [], "yaw": []}  # no cameras: no path
+    assert data["unix"] is False
     assert data["scope"] == "home"
 
 
@@ -195,6 +198,18 @@ class _Dom(HTMLParser):
     def labels(self) -> dict[int, str]:
         return {int(e["attrs"]["data-id"]): e["text"] for e in self.by_class("label")}
 
+    def by_id(self, element_id: str) -> dict[str, Any]:
+        return next(e for e in self.elements if e["attrs"].get("id") == element_id)
+
+    def events(self) -> list[str]:
+        """The texts of the caption's event lines."""
+        events = self.by_id("events")
+        return [e["text"] for e in self.elements if e["tag"] == "li" and e["parent"] is events]
+
+    def rows(self) -> list[dict[str, Any]]:
+        """The side list's rows."""
+        return self.by_class("obj-row")
+
     def body(self) -> dict[str, Any]:
         return next(e["attrs"] for e in self.elements if e["tag"] == "body")
 
@@ -269,8 +284,7 @@ def test_browser_draws_the_memory_now(house_map: Path, tmp_path: Path, browser: 
         (str(ID["cup"]), "2", "move")]
     rooms = [e["attrs"]["data-name"] for e in dom.by_class("room")]
     assert rooms == sorted(ROOMS)
-    events = [e["text"] for e in dom.elements if e["tag"] == "li"]
-    assert events == ["(no events: the memory as of its latest scan)"]
+    assert dom.events() == ["(no events: the memory as of its latest scan)"]
     assert next(e["text"] for e in dom.elements if e["attrs"].get("id") == "time") == \
         "t = 50.0 s   (frame 7 of 7)"
 
@@ -285,7 +299,7 @@ def test_browser_time_slider_shows_the_past(house_map: Path, tmp_path: Path, bro
                                                                    "confirmed")
     assert objects[ID["phone"]]["attrs"]["data-status"] == "confirmed"
     assert before_move.by_class("move") == []
-    assert len([e for e in before_move.elements if e["tag"] == "li"]) == len(HOUSE)
+    assert len(before_move.events()) == len(HOUSE)
 
     moved = _dump(tmp_path, house_map, "#t=12")  # the last frame at or before 12 s: t=10
     assert moved.body()["data-frame"] == "2"
@@ -296,7 +310,7 @@ def test_browser_time_slider_shows_the_past(house_map: Path, tmp_path: Path, bro
     assert objects[ID["phone"]]["attrs"]["data-confidence"] == "0.94"
     move = moved.by_class("move")[0]["attrs"]
     assert move["class"] == "move current" and move["data-id"] == str(ID["cup"])
-    assert [e["text"] for e in moved.elements if e["tag"] == "li"] == [
+    assert moved.events() == [
         "MOVED #2 cup (1.20, 1.40, 0.80) -> (1.20, 2.20, 0.95) (0.81 m)"]
 
     fading = _dump(tmp_path, house_map, "#frame=4")  # t=20: the phone unseen for 11 s

@@ -15,11 +15,20 @@ from typing import Any, ClassVar
 
 import pytest
 
-from locimem import Detection, ObjectMemory
+from locimem import Camera, Detection, ObjectMemory
 from locimem.errors import InvalidInput, NotFound
-from locimem.model import EventKind
+from locimem.model import Event, EventKind
 from locimem.sim.scenarios import build
-from locimem.viz.map import json_for_script, map_data, render_map_html, write_map
+from locimem.viz.map import (
+    MAX_PATH_POINTS,
+    json_for_script,
+    map_data,
+    map_view,
+    render_map_html,
+    thinned,
+    write_map,
+)
+from locimem.viz.story import event_text
 from tests.helpers import CUP_ON_COUNTER, HOUSE, ID, ROOMS
 
 KEYS_ID = len(HOUSE) + 1
@@ -30,6 +39,28 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic
 NO_CHROMIUM = ("the browser test needs Debian's chromium (apt-get install chromium); CI "
                "installs it")
 _profiles = itertools.count()
+T0 = 1_764_600_000.0  # 2025-12-01T14:40:00Z: the robot store's clock is Unix time
+SLOTS = "@@DATA@@ @@CSP@@ @@LEGEND@@ @@TITLE@@ @@SCRIPT@@"
+
+
+def _camera_at(x: float, y: float) -> Camera:
+    return Camera((x, y, 1.0), (1.0, 0.0, 0.0, 0.0), 90.0, 6.0)
+
+
+def robot_day(mem: ObjectMemory) -> None:
+    """A robot in a 3 m kitchen on a Unix clock: six scans 10 s apart, the camera 0.2 m
+    further along x each time (at y = 0.5, facing +x), the sixth without a camera; the mug
+    seen in scans 0-3, the cup in all; then the cup alone at +120 s from (0.9, 0.5) and at
+    +200 s from a scan without a camera."""
+    mem.define_room("kitchen", [(0, 0), (3, 0), (3, 3), (0, 3)])
+    cup = Detection("cup", 0.9, (1.2, 2.0, 0.8), (0.08, 0.08, 0.1))
+    for k in range(6):
+        dets = [cup]
+        if k <= 3:
+            dets.append(Detection("mug", 0.9, (1.5, 1.0, 0.8), (0.1, 0.1, 0.1)))
+        mem.observe(T0 + 10 * k, dets, _camera_at(0.5 + 0.2 * k, 0.5) if k < 5 else None)
+    mem.observe(T0 + 120, [cup], _camera_at(0.9, 0.5))
+    mem.observe(T0 + 200, [cup])
 
 
 @pytest.fixture(scope="module")
@@ -97,6 +128,59 @@ def test_identities_that_end_leave_the_map(tmp_path: Path) -> None:
     assert [k for k, _ in data["objects"]["2"]] == [1]
 
 
+def test_the_view_shows_at_least_4_m_with_a_metric_grid_and_a_round_scale_bar() -> None:
+    house = map_view([0.0, -5.0, 10.0, 4.0])  # padded 10.8 x 9.8 m, widened to the plot
+    assert house == {"extent": [-1.987, -5.4, 11.987, 4.4], "grid_m": 1.0, "scale_m": 2.0,
+                     "canvas": [1000.0, 700.0], "margins": [46.0, 10.0, 10.0, 28.0]}
+    cup = map_view([1.16, 1.96, 1.24, 2.04])  # one 8 cm cup: 4 m high, centred on it
+    assert cup["extent"] == [-1.652, 0.0, 4.052, 4.0]
+    assert (cup["grid_m"], cup["scale_m"]) == (1.0, 1.0)
+    big = map_view([0.0, 0.0, 300.0, 20.0])  # a warehouse: 20 m lines, a 50 m bar
+    assert (big["extent"][0], big["extent"][2], big["grid_m"], big["scale_m"]) == \
+        (-0.4, 300.4, 20.0, 50.0)
+    assert 300.8 / big["grid_m"] <= 20
+
+
+def test_the_robot_path_and_where_it_saw_each_object_last(tmp_path: Path) -> None:
+    with ObjectMemory.open(tmp_path / "r.loci", scope="s") as mem:
+        robot_day(mem)
+        mug = next(o for o in mem.objects() if o.label == "mug")
+        cup = next(o for o in mem.objects() if o.label == "cup")
+        data = map_data(mem)
+        early = map_data(mem.as_of(T0 + 25))
+    assert data["camera"] == {"t": [T0 + 10 * k for k in range(5)] + [T0 + 120],
+                              "x": [0.5, 0.7, 0.9, 1.1, 1.3, 0.9], "y": [0.5] * 6,
+                              "yaw": [0.0] * 6}  # the scans at +50 s and +200 s had none
+    assert early["camera"]["t"] == [T0, T0 + 10, T0 + 20]  # an as_of view: its scans only
+    assert [f["t"] for f in data["frames"]] == [0.0, T0, T0 + 200]
+    assert mug.last_seen == T0 + 30 and cup.last_seen == T0 + 200
+    mug_track = data["objects"][str(mug.id)]
+    assert [(k, s["last_seen"], s["seen_from"]) for k, s in mug_track] == [
+        (1, None, [0.5, 0.5]), (2, T0 + 30, [1.1, 0.5])]  # the camera of scan 3
+    cup_track = data["objects"][str(cup.id)]
+    assert [(k, s["last_seen"], s["seen_from"]) for k, s in cup_track] == [
+        (1, None, [0.5, 0.5]), (2, None, None)]  # last seen in a scan without a camera
+    assert data["unix"] is True
+    assert data["bounds"] == [0.0, 0.0, 3.0, 3.0]  # the path lies inside the room
+
+
+def test_lost_events_read_unix_times_as_iso() -> None:
+    lost = Event(1, 1, T0 + 60, EventKind.LOST, 3, "mug", {"last_seen": T0 + 30.4})
+    assert event_text(lost) == "LOST #3 mug: unseen since 2025-12-01T14:40:30Z"
+    sim = Event(1, 1, 60.0, EventKind.LOST, 3, "mug", {"last_seen": 30.44})
+    assert event_text(sim) == "LOST #3 mug: unseen since t=30.4 s"
+
+
+def test_a_long_path_is_thinned_evenly() -> None:
+    points = [(float(i), float(i), 0.0, 0.0) for i in range(10_001)]
+    out = thinned(points)
+    assert len(out) == MAX_PATH_POINTS == 4000
+    assert out[0] == points[0] and out[-1] == points[-1]
+    steps = {b[0] - a[0] for a, b in itertools.pairwise(out)}
+    assert steps == {2.0, 3.0}  # 10,000 / 3,999: every 2nd or 3rd point
+    assert thinned(points[:4000]) == points[:4000]
+
+
 def test_json_in_script_cannot_close_the_script() -> None:
     text = json_for_script({"label": "</script><!-- & \u2028 >"})
     assert text == '{"label":"\\u003c/script\\u003e\\u003c!-- \\u0026 \\u2028 \\u003e"}'
@@ -131,6 +215,29 @@ def test_bad_paths_and_empty_scopes_write_nothing(tmp_path: Path, house: Path) -
             pytest.raises(NotFound, match="scope 'nobody' has no records to draw"):
         write_map(mem, out / "map.html")
     assert sorted(p.name for p in out.iterdir()) == ["dir.html"]
+
+
+def test_the_page_has_the_umask_s_mode(tmp_path: Path, house: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        with ObjectMemory.open(house, scope="home", read_only=True) as mem:
+            write_map(mem, tmp_path / "a.html")
+            os.umask(0o027)
+            write_map(mem, tmp_path / "b.html")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "a.html").stat().st_mode & 0o777 == 0o644  # was 0o600 (mkstemp)
+    assert (tmp_path / "b.html").stat().st_mode & 0o777 == 0o640
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.html", "b.html"]
+
+
+def test_placeholders_in_a_title_stay_text(house: Path) -> None:
+    with ObjectMemory.open(house, scope="home", read_only=True) as mem:
+        page = render_map_html(map_data(mem), title=SLOTS)
+    assert page.count(f"<title>{SLOTS}</title>") == 1
+    assert page.count(f"<h1>{SLOTS}</h1>") == 1
+    assert page.count("@@") == 2 * SLOTS.count("@@")  # the title's, and nothing else
+    assert page.count("<script") == 2 and page.count("</script>") == 2
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:

@@ -389,19 +389,18 @@ SCRIPT = r"""
     }
     return last;
   }
-  function fromHash() {
-    var h = readHash();
-    state.query = h.q === undefined ? "" : h.q;
-    search.value = state.query;
-    var hide = (h.hide || "").split(",");
-    state.hidden = {};
-    STATUSES.forEach(function (s) {
-      state.hidden[s] = hide.indexOf(s) >= 0;
-      document.getElementById("show-" + s).checked = !state.hidden[s];
-    });
+  function fromHash() {  // set the controls as a person would: the same events run
+    var h = readHash(), hide = (h.hide || "").split(",");
     state.selected = h.select === undefined || h.select === "" ? null : h.select;
     state.hover = null;
     render(frameOf(h));
+    search.value = h.q === undefined ? "" : h.q;
+    search.dispatchEvent(new Event("input"));
+    STATUSES.forEach(function (s) {
+      var box = document.getElementById("show-" + s);
+      box.checked = hide.indexOf(s) < 0;
+      box.dispatchEvent(new Event("change"));
+    });
   }
   drawGrid();
   slider.max = String(Math.max(frames.length - 1, 0));

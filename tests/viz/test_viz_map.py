@@ -254,6 +254,10 @@ def test_the_command(house: Path, tmp_path: Path) -> None:
                            "self-contained); open it in a browser\n")
     with ObjectMemory.open(house, scope="home", read_only=True) as mem:
         assert out.read_text(encoding="utf-8") == render_map_html(map_data(mem))
+    proc = _cli("map", str(house), "--title", SLOTS, "-o", str(tmp_path / "titled.html"))
+    assert proc.returncode == 0, proc.stderr  # was: ValueError from the template fill
+    assert f"<title>{SLOTS}</title>" in (tmp_path / "titled.html").read_text(encoding="utf-8")
+    (tmp_path / "titled.html").unlink()
     proc = _cli("map", str(house), "-o", str(tmp_path / "other.html"))  # the only scope
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "other.html").read_bytes() == out.read_bytes()
@@ -392,8 +396,28 @@ def test_browser_draws_the_memory_now(house_map: Path, tmp_path: Path, browser: 
     rooms = [e["attrs"]["data-name"] for e in dom.by_class("room")]
     assert rooms == sorted(ROOMS)
     assert dom.events() == ["(no events: the memory as of its latest scan)"]
-    assert next(e["text"] for e in dom.elements if e["attrs"].get("id") == "time") == \
-        "t = 50.0 s   (frame 7 of 7)"
+    assert dom.by_id("time")["text"] == "t = 50.0 s   (frame 7 of 7)"  # a sim clock: seconds
+    grid = [(e["attrs"]["data-axis"], e["attrs"]["data-m"]) for e in dom.by_class("grid")]
+    assert grid == [("x", str(m)) for m in range(-1, 12)] + [("y", str(m)) for m in
+                                                           range(-5, 5)]  # every metre
+    assert [e["text"] for e in dom.by_class("x-label")][:3] == ["-1 m", "0 m", "1 m"]
+    view = map_view([0.0, -5.0, 10.0, 4.0])
+    scale = (1000 - 46 - 10) / (view["extent"][2] - view["extent"][0])
+    assert dom.by_id("scalebar")["attrs"]["data-m"] == "2"
+    assert dom.by_class("scale-bar")[0]["attrs"]["data-px"] == f"{2 * scale:.1f}"
+    assert dom.by_class("scale-label")[0]["text"] == "2 m"
+    ids = {e["attrs"].get("id") for e in dom.elements}
+    assert "robot" not in ids and "robot-path" not in ids  # no cameras: no path
+    assert dom.by_class("sight") == [] and dom.by_class("seen-from") == []
+    rows = [(e["attrs"]["data-id"], e["text"]) for e in dom.rows()]
+    assert rows[:3] == [(str(ID["bed"]), "bed #16confirmed, bedroom"),
+                        (str(ID["counter"]), "counter #7confirmed, kitchen"),
+                        (str(ID["cup"]), "cup #2confirmed, kitchen")]
+    assert len(rows) == KEYS_ID
+    assert not any(set(e["attrs"].get("class", "").split()) & {"highlight", "dim", "hidden"}
+                   for e in dom.elements)
+    assert dom.by_id("count")["text"] == "17 of 17 objects shown"
+    assert dom.by_id("info")["attrs"]["data-ids"] == ""
 
 
 def test_browser_time_slider_shows_the_past(house_map: Path, tmp_path: Path, browser: str) -> None:
@@ -428,6 +452,83 @@ def test_browser_time_slider_shows_the_past(house_map: Path, tmp_path: Path, bro
     assert shot.stat().st_size > 10_000
 
 
+def _classed(dom: _Dom, cls: str, kind: str = "obj") -> set[int]:
+    return {int(e["attrs"]["data-id"]) for e in dom.by_class(kind)
+            if cls in e["attrs"]["class"].split()}
+
+
+def test_browser_search_and_status_filter(house_map: Path, tmp_path: Path,
+                                          browser: str) -> None:
+    everyone = set(range(1, KEYS_ID + 1))
+    cups = {ID["cup"], ID["cup2"], ID["cupboard"]}  # "cup" is in "cupboard" too
+    dom = _dump(tmp_path, house_map, "#q=cup&hide=lost")
+    assert dom.body()["data-query"] == "cup"
+    for kind in ("obj", "label"):
+        assert _classed(dom, "highlight", kind) == cups
+        assert _classed(dom, "dim", kind) == everyone - cups
+        assert _classed(dom, "hidden", kind) == {ID["phone"]}  # lost, and lost is unchecked
+    assert _classed(dom, "highlight", "obj-row") == cups
+    assert everyone - _classed(dom, "hidden", "obj-row") == cups  # the list: the matches only
+    assert dom.by_id("count")["text"] == "3 of 17 objects shown (3 match)"
+    assert dom.by_id("info")["attrs"]["data-ids"] == "2 9 10"
+    checked = {e["attrs"]["id"]: "checked" in e["attrs"] for e in dom.elements
+               if e["tag"] == "input" and e["attrs"].get("type") == "checkbox"}
+    assert checked == {"show-confirmed": True, "show-tentative": True, "show-doubted": True,
+                       "show-lost": True}  # the attribute is the default; the property moved
+    by_id = _dump(tmp_path, house_map, "#q=%232")  # "#2": the id, not labels with a 2
+    assert _classed(by_id, "highlight") == {ID["cup"]}
+    assert _classed(by_id, "dim") == everyone - {ID["cup"]}
+    assert _classed(by_id, "hidden") == set()
+    info = by_id.by_id("info")
+    assert [e["text"] for e in by_id.elements if e["parent"] is not None
+            and e["parent"]["parent"] is info and e["tag"] == "p"] == [
+        "cup #2", "confirmed, confidence 1.00", "at (1.20, 2.20) m, in kitchen",
+        "last seen t=50.0 s (at this frame)", "(no camera pose for that scan)"]
+
+
+def test_browser_robot_path_and_last_sighting(tmp_path: Path, browser: str) -> None:
+    with ObjectMemory.open(tmp_path / "robot.loci", scope="robot") as mem:
+        robot_day(mem)
+        page = tmp_path / "robot.html"
+        write_map(mem, page)
+        mug = next(o.id for o in mem.objects() if o.label == "mug")
+        cup = next(o.id for o in mem.objects() if o.label == "cup")
+    dom = _dump(tmp_path, page, "#q=mug")  # the last frame, t0 + 200 s
+    assert dom.by_id("time")["text"] == \
+        "2025-12-01T14:43:20Z   (t = 1764600200.0 s, frame 3 of 3)"
+    assert dom.by_id("robot-path")["attrs"]["data-n"] == "6"  # the camera scans until then
+    robot = dom.by_id("robot")["attrs"]
+    assert (robot["data-x"], robot["data-y"], robot["data-t"]) == ("0.90", "0.50",
+                                                                   str(int(T0 + 120)))
+    assert [e["attrs"]["data-id"] for e in dom.by_class("sight")] == [str(mug)]
+    seen = dom.by_class("seen-from")[0]["attrs"]
+    assert (seen["data-id"], seen["data-x"], seen["data-y"]) == (str(mug), "1.10", "0.50")
+    info = dom.by_id("info")
+    assert [e["text"] for e in dom.elements if e["parent"] is not None
+            and e["parent"]["parent"] is info and e["tag"] == "p"] == [
+        "mug #2", "confirmed, confidence 0.99", "at (1.50, 1.00) m, in kitchen",
+        "last seen 2025-12-01T14:40:30Z", "from the robot at (1.10, 0.50) m, 0.6 m away"]
+    title = next(e["text"] for e in dom.elements
+                 if e["tag"] == "title" and e["parent"] is dom.objects()[mug])
+    assert "first seen 2025-12-01T14:40:00Z, last seen 2025-12-01T14:40:30Z" in \
+        title.splitlines()
+    assert "last seen from the robot at (1.10, 0.50) m" in title.splitlines()
+    assert _classed(dom, "highlight") == {mug} and _classed(dom, "dim") == {cup}
+    # one small room: the view is 4 m high, and the 8 cm cup a dot of 0.7% of the width
+    extent = map_view([0.0, 0.0, 3.0, 3.0])["extent"]
+    assert extent[3] - extent[1] == 4.0
+    scale = (1000 - 46 - 10) / (extent[2] - extent[0])
+    dot = next(e["attrs"] for e in dom.elements if e["parent"] is dom.objects()[cup]
+               and "dot" in e["attrs"].get("class", ""))
+    assert dot["r"] == f"{max(4.0, 0.08 * scale / 2):.1f}" == "6.6"
+    assert next(e for e in dom.elements if e["tag"] == "svg")["attrs"]["viewbox"] == \
+        "0 0 1000 700"
+    early = _dump(tmp_path, page, "#frame=1")  # t0: the first scan
+    assert early.by_id("robot-path")["attrs"]["data-n"] == "1"
+    assert (early.by_id("robot")["attrs"]["data-x"], early.by_class("sight")) == ("0.50", [])
+    _screenshot(tmp_path, page, "map-robot.png", "#q=mug")
+
+
 def test_browser_labels_are_text_never_markup(tmp_path: Path, browser: str) -> None:
     script = "</script><script>document.body.dataset.pwned='1'</script>"
     img = "<img src=x onerror=\"document.body.dataset.pwned='2'\">"
@@ -438,6 +539,8 @@ def test_browser_labels_are_text_never_markup(tmp_path: Path, browser: str) -> N
                                    Detection(img, 0.9, (2, 2, 0.5), (0.2, 0.2, 0.2))])
         page = tmp_path / "evil.html"
         write_map(mem, page, title="<script>document.body.dataset.pwned='3'</script>")
+        titled = tmp_path / "titled.html"
+        write_map(mem, titled, title=SLOTS)
     raw = page.read_text(encoding="utf-8")
     assert raw.count("</script>") == 2 and raw.count("<script") == 2
     dom = _dump(tmp_path, page)
@@ -449,6 +552,10 @@ def test_browser_labels_are_text_never_markup(tmp_path: Path, browser: str) -> N
     assert [e["attrs"]["data-name"] for e in dom.by_class("room")] == ["<b>lab</b>"]
     title = next(e["text"] for e in dom.elements if e["tag"] == "title")
     assert title == "<script>document.body.dataset.pwned='3'</script>"
+    titled_dom = _dump(tmp_path, titled)  # placeholders in a title: text, and the page works
+    assert next(e["text"] for e in titled_dom.elements if e["tag"] == "title") == SLOTS
+    assert next(e["text"] for e in titled_dom.elements if e["tag"] == "h1") == SLOTS
+    assert set(titled_dom.labels().values()) == {script, img}
 
 
 def test_browser_map_of_a_simulated_day(tmp_path: Path, browser: str) -> None:

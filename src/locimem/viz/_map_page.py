@@ -187,7 +187,7 @@ SCRIPT = r"""
     drawn[id] = g;
     labelOf[id] = label;
   }
-  function drawRobot(t, parent) {
+  function drawRobot(t, parent, top) {  // the path under the items, the robot over them
     var j = cameraIndex(t);
     if (j < 0) { return; }
     var pts = [];
@@ -197,7 +197,7 @@ SCRIPT = r"""
     el("polyline", {id: "robot-path", "data-n": j + 1, points: pts.join(" ")}, parent);
     var x = sx(cam.x[j]), y = sy(cam.y[j]), a = cam.yaw[j];
     var g = el("g", {id: "robot", "data-x": f2(cam.x[j]), "data-y": f2(cam.y[j]),
-                     "data-t": String(cam.t[j])}, parent);
+                     "data-t": String(cam.t[j])}, top);
     var tip = [x + 16 * Math.cos(a), y - 16 * Math.sin(a)];
     var l = [x + 7 * Math.cos(a + 2.4), y - 7 * Math.sin(a + 2.4)];
     var r = [x + 7 * Math.cos(a - 2.4), y - 7 * Math.sin(a - 2.4)];
@@ -334,9 +334,10 @@ SCRIPT = r"""
     var objLayer = el("g", {id: "objects"}, layers);
     var moveLayer = el("g", {id: "moves"}, layers);
     el("g", {id: "sight"}, layers);
+    var robotLayer = el("g", {id: "robot-now"}, layers);
     var labelLayer = el("g", {id: "labels"}, layers);
     var fr = frames[k];
-    drawRobot(fr.t, pathLayer);
+    drawRobot(fr.t, pathLayer, robotLayer);
     states.forEach(function (s) {
       drawObject(s[0], s[1], fr.t, s[1].level === "furniture" ? furniture : objLayer,
                  labelLayer);
@@ -469,7 +470,7 @@ PAGE = """<!DOCTYPE html>
   .plot { fill: #fff; }
   .grid { stroke: #e3e3e3; stroke-width: 1; }
   .grid.origin { stroke: #c4c4c4; }
-  .axis-label { font-size: 11px; fill: #777; }
+  .axis-label { font-size: 12px; fill: #666; }
   .x-label { text-anchor: middle; }
   .y-label { text-anchor: end; }
   .scale-bg { fill: #fff; fill-opacity: 0.85; }

@@ -40,7 +40,6 @@ wall-clock timelines, so the same memory gives the same data.
 from __future__ import annotations
 
 import os
-import secrets
 import uuid
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -51,7 +50,7 @@ from locimem.model import Event, EventKind, ScanResult, TrackedObject
 from locimem.query.hedge import sanitize
 from locimem.query.reader import MemoryReader, RoomInfo
 from locimem.times import looks_unix
-from locimem.viz.map import check_output_path
+from locimem.viz.map import check_output_path, new_file
 from locimem.viz.story import (
     STORY_KINDS,
     check_scope_has_story,
@@ -203,18 +202,6 @@ class _FrameLogger:
             room="" if room is None else room, object_id=obj.id))
 
 
-def _new_file(directory: Path, prefix: str, suffix: str) -> str:
-    """Create an empty file ``PREFIX<random>SUFFIX`` in ``directory`` with the mode a new file
-    gets under the umask (like every export; ``mkstemp`` would make it owner-only)."""
-    while True:
-        path = directory / f"{prefix}{secrets.token_hex(4)}{suffix}"
-        try:
-            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
-        except FileExistsError:  # pragma: no cover - 2**32 names
-            continue
-        return str(path)
-
-
 def _room_path(rr: Any, name: str) -> str:
     return f"world/rooms/{rr.escape_entity_path_part(name)}"
 
@@ -242,7 +229,7 @@ def write_rerun(memory: MemoryReader, path: str | os.PathLike[str], *,
     rec = rr.RecordingStream(APPLICATION_ID, recording_id=rid, send_properties=False)
     rec.set_log_time_enabled(False)
     rec.set_log_tick_enabled(False)
-    tmp = _new_file(out.parent, f".{out.name}.", ".rrd")
+    tmp = new_file(out.parent, f".{out.name}.", ".rrd")
     n_frames = 0
     try:
         rec.save(tmp)

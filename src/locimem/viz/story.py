@@ -28,6 +28,7 @@ from locimem.model import Commit, Event, EventKind, ObjectStatus, TrackedObject
 from locimem.query.hedge import sanitize
 from locimem.query.reader import MemoryReader, RoomInfo
 from locimem.query.views import view
+from locimem.times import time_text
 from locimem.tracker.apply import apply
 from locimem.tracker.state import MemoryState
 
@@ -199,7 +200,7 @@ def event_text(ev: Event) -> str:
     if ev.kind is EventKind.LABEL_CHANGED:
         return f"{head}: label {sanitize(str(d['from']))!r} -> {sanitize(str(d['to']))!r}"
     if ev.kind is EventKind.LOST and "last_seen" in d:
-        return f"{head}: unseen since t={d['last_seen']:.1f} s"
+        return f"{head}: unseen since {time_text(d['last_seen'], ms=False, digits=1)}"
     if ev.kind is EventKind.REACQUIRED and "gap_s" in d:
         return f"{head}: seen again after {d['gap_s']:.1f} s"
     if ev.kind is EventKind.CORRECTED and "field" in d:

@@ -21,6 +21,7 @@ __all__ = [
     "StoreLocked",
     "ToolError",
     "WriteConflict",
+    "damaged_store",
 ]
 
 
@@ -88,3 +89,9 @@ class WriteConflict(LocimemError):
     """Another writer committed to the scope while this change was being decided, so it was
     decided from an out-of-date state; nothing was written. The memory has caught up: call
     again. (Scans never conflict: they are decided under the scope's write lock.)"""
+
+
+def damaged_store(path: str, what: str) -> CorruptStore:
+    """The error for a damaged store: what is wrong, and where to look next."""
+    return CorruptStore(f"{path!r} is damaged: {what}; run `locimem validate {path}` to see "
+                        "every problem, and restore a snapshot or an export if it fails")

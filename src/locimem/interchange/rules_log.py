@@ -21,7 +21,13 @@ from typing import TYPE_CHECKING, Any
 from locimem.check import MAX_ABS_TIME_S
 from locimem.model import EventKind
 from locimem.query.reader import COMMIT_KINDS
-from locimem.store.sqlite.schema import FORMAT, MIGRATIONS, SCHEMA_VERSION
+from locimem.store.sqlite.schema import (
+    FORMAT,
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    read_schema,
+    schema_differences,
+)
 from locimem.tracker.apply import TOMB_KEY
 from locimem.tracker.state import MemoryState
 
@@ -94,6 +100,14 @@ def schema_tables(c: Checker) -> None:
         elif have["indexes"][index] != sql:
             c.add("schema_tables", (), f"index {index} is not the one the migrations "
                                           f"create: {have['indexes'][index]}")
+    # what else the schema holds (a trigger, a view, another table or index) and a table
+    # whose columns match but whose definition does not (another CHECK, a default)
+    same_columns = [t for t, columns in want["tables"].items()
+                    if have["tables"].get(t) == columns]
+    for difference in schema_differences(read_schema(c.conn), SCHEMA_VERSION):
+        if "is not part of" in difference or any(
+                difference.startswith(f"table {t!r} is not the one") for t in same_columns):
+            c.add("schema_tables", (), difference)
 
 
 def ids_unique(c: Checker) -> None:

@@ -17,6 +17,7 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from locimem.errors import CorruptStore
 from locimem.evidence.keyframes import N_KEYFRAMES
 from locimem.model import HELD_MAX, Commit, Event, EventKind, ObjectState, Observation
 from locimem.scene.levels import OBJECT_LEVELS, level_of
@@ -175,19 +176,27 @@ def levels_rooms(c: Checker, s: Scope) -> None:
                       "outside every room")
 
 
+def _cause(exc: BaseException) -> str:
+    """What went wrong, as ``Type: message`` — of the cause, for a CorruptStore the store
+    made of it (the report says where already; the cause is what a reader needs)."""
+    if isinstance(exc, CorruptStore) and exc.__cause__ is not None:
+        exc = exc.__cause__
+    return f"{type(exc).__name__}: {exc}"
+
+
 def cache_matches_log(c: Checker, s: Scope) -> None:
     rule = "cache_matches_log"
     try:
         cache = (s.cache if s.cache is not None else c.load(s.name, from_log=False)).snapshot()
     except Exception as exc:
-        c.add(rule, (), f"the cache does not load: {type(exc).__name__}: {exc}")
+        c.add(rule, (), f"the cache does not load: {_cause(exc)}")
         return
     try:
         log = c.load(s.name, from_log=True).snapshot()
     except Exception as exc:
         record = _failing_record(c.store, s.name, c.config.lost_after_s)
         ids, where = _record_ids(record), _record_text(record)
-        c.add(rule, ids, f"the log does not replay{where}: {type(exc).__name__}: {exc}")
+        c.add(rule, ids, f"the log does not replay{where}: {_cause(exc)}")
         return
     for section, what in (("objects", "object"), ("tombstones", "tombstone"),
                           ("prior", "prior-map entry"), ("keyframes", "keyframes of")):

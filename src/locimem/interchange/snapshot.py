@@ -68,6 +68,7 @@ from locimem.files import open_regular
 from locimem.store.base import is_postgres_url, redacted
 from locimem.store.sqlite.backup import vacuum_store_file
 from locimem.store.sqlite.files import fsync_directory, stamp_pid, writer_lock, writer_lock_path
+from locimem.store.sqlite.open_check import check_schema
 from locimem.store.sqlite.schema import SCHEMA_VERSION, store_version
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "SUFFIX", "SnapshotInfo", "read_info", "restore",
@@ -390,6 +391,7 @@ def restore(archive: str | os.PathLike[str], store: str | os.PathLike[str], *,
             f"{str(info.path)!r} holds a store of schema version {info.schema_version}, newer "
             f"than this locimem opens ({SCHEMA_VERSION}); upgrade locimem to restore it")
     dest = Path(store)
+    _check_not_the_archive(info.path, dest)
     _check_destination(dest, force)
     _check_room(info, dest, max_bytes)
     with contextlib.ExitStack() as stack:
@@ -405,6 +407,11 @@ def restore(archive: str | os.PathLike[str], store: str | os.PathLike[str], *,
             raise IntegrityError(
                 f"{str(info.path)!r} is damaged or was altered: its header says schema version "
                 f"{info.schema_version}, the database in it has {version}; use another snapshot")
+        with _open_database(temp) as conn:  # a trigger, a view, another index: refused
+            check_schema(conn, str(info.path), version, IntegrityError, hint=(
+                "nothing was restored: the store it holds had its schema altered (a trigger "
+                "or index there changes what locimem's statements do) — drop that from the "
+                "store the snapshot was taken of and take a new one, or use another snapshot"))
         if lock is None:
             lock = stack.enter_context(_writer_lock(dest))
         _check_destination(dest, force)  # again, now that no writer can come in between
@@ -413,6 +420,19 @@ def restore(archive: str | os.PathLike[str], store: str | os.PathLike[str], *,
             os.chmod(temp, os.stat(dest).st_mode & 0o7777)
         _replace_store(temp, dest)
     return info
+
+
+def _check_not_the_archive(archive: Path, dest: Path) -> None:
+    """Refuse a destination that is the archive itself (the same path, or the same file by
+    a symbolic or hard link): the restore would replace the snapshot with the store in it."""
+    try:
+        same = dest.exists() and os.path.samefile(archive, dest)
+    except OSError:  # pragma: no cover - vanished in between: nothing to protect
+        same = False
+    if same:
+        raise InvalidInput(f"{str(dest)!r} is the snapshot archive {str(archive)!r} itself; "
+                           "restoring onto it would replace the snapshot with the store it "
+                           "holds — nothing was restored: name another store path")
 
 
 def _check_destination(dest: Path, force: bool) -> None:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from locimem.errors import NotAStore, SchemaVersionError
+from locimem.errors import CorruptStore, NotAStore, SchemaVersionError
+from locimem.store.sqlite.open_check import check_schema, corrupt
 from locimem.store.sqlite.schema import SCHEMA_VERSION, store_version
 
 
@@ -21,8 +22,14 @@ def _read_only(path: Path) -> sqlite3.Connection:
 
 
 def _store_version(conn: sqlite3.Connection, path: Path) -> int:
+    """The store's schema version, once it is known to be a locimem store of a version this
+    locimem reads whose schema holds nothing else (:func:`check_schema`: CorruptStore)."""
     version = store_version(conn, repr(str(path)))
     if version > SCHEMA_VERSION:
         raise SchemaVersionError(f"{str(path)!r} has schema version {version}, newer than this "
                                  f"locimem understands ({SCHEMA_VERSION}); upgrade locimem")
+    try:
+        check_schema(conn, str(path), version, CorruptStore)
+    except sqlite3.DatabaseError as exc:
+        raise corrupt(str(path), f"SQLite cannot read its schema ({exc})") from None
     return version

@@ -31,7 +31,9 @@ report its consequences.
     versions of :data:`~locimem.store.sqlite.schema.MIGRATIONS`, in order. No ids.
 ``schema_tables``
     Every table, column (name, type, not-null, key) and index (its definition) the migrations
-    create is there. No ids.
+    create is there, and nothing else is: no trigger, view, other table or index, and no table
+    defined otherwise (``sqlite_sequence`` and ``sqlite_stat*``, SQLite's own, aside) — "trigger
+    'x' is not part of the locimem schema". No ids.
 ``ids_unique``
     An object id APPEARED once in the file, and every record and row naming it is in that one
     scope; no id is both a live object and a tombstone; no seq is both an observation's and an

@@ -9,10 +9,13 @@ store, when the memory first opens such a store writable.
 
 from __future__ import annotations
 
+import contextlib
 import math
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from locimem.config import TrackerConfig
+from locimem.errors import LocimemError, damaged_store
 from locimem.gcpause import gc_paused
 from locimem.model import ObjectState
 from locimem.model.prior import Delta, PriorEntry
@@ -26,11 +29,33 @@ if TYPE_CHECKING:  # the tracker needs only the protocol's shape, not a backend
 __all__ = ["gc_paused", "load_state", "replay_objects", "replay_stale_cache"]
 
 
+# what a record that decodes but cannot be applied raises (an event's data missing a key or
+# holding a value of the wrong type: damage that left valid JSON, or a row of the wrong type)
+_UNAPPLIABLE = (KeyError, ValueError, TypeError, IndexError, AttributeError, ArithmeticError,
+                RecursionError)
+
+
+@contextlib.contextmanager
+def _reading(store: Store, scope: str) -> Iterator[None]:
+    """Reading ``scope``'s state: a record that cannot be applied is a
+    :class:`~locimem.errors.CorruptStore` naming ``locimem validate`` (the store itself turns
+    the damage it meets decoding into one) — the one place a state is read, for an open, a
+    rebuild, ``as_of`` and the replay a migration leaves."""
+    try:
+        yield
+    except LocimemError:
+        raise
+    except _UNAPPLIABLE as exc:
+        raise damaged_store(str(store.path), f"the record of scope {scope!r} cannot be read "
+                                             f"({type(exc).__name__}: {str(exc)[:200]})"
+                            ) from exc
+
+
 def replay_objects(store: Store, scope: str) -> list[ObjectState]:
     """The objects of ``scope`` as its log says: ``apply`` over every record after the newest
     checkpoint, starting from that checkpoint's state. Only ``apply`` runs — the records carry
     every decision, so no config is read (the loss deadline is irrelevant: nothing decides)."""
-    with gc_paused():
+    with gc_paused(), _reading(store, scope):
         return _replay_objects(store, scope)
 
 
@@ -63,7 +88,7 @@ def load_state(store: Store, scope: str, config: TrackerConfig, *, from_log: boo
     ``until_commit`` through :func:`apply` (``rebuild_from_log``, ``as_of``, compaction) — read
     inside one read transaction, so it is a state that was committed, never a mix of two
     (another process may be writing)."""
-    with store.snapshot_read(), gc_paused():
+    with store.snapshot_read(), gc_paused(), _reading(store, scope):
         return _read_state(store, scope, config, from_log, until_commit)
 
 

@@ -1,7 +1,12 @@
 """The cheap check a store file gets when it is opened: :func:`check_on_open`.
 
 ``ObjectMemory.open(path, check=...)`` (and :class:`~locimem.store.sqlite.SQLiteStore`) run
-one of :data:`OPEN_CHECKS` on an existing file before anything else reads it:
+one of :data:`OPEN_CHECKS` on an existing file before anything else reads it. Whatever the
+check, the schema is compared with the one locimem creates (one read of ``sqlite_master``,
+against :func:`~locimem.store.sqlite.schema.expected_schema` of the file's version: name, type
+and SQL, whitespace aside): a trigger, a view, another table or index, or a changed one is
+refused, naming it — a trigger deleting the observations a scan inserts would otherwise lose
+data while every call "succeeded".
 
 ``"quick"`` (the default)
     The header check below; then, on files up to :data:`QUICK_CHECK_MAX_BYTES`, SQLite's
@@ -13,10 +18,9 @@ one of :data:`OPEN_CHECKS` on an existing file before anything else reads it:
 ``"header"``
     The 100-byte SQLite header (magic, page size, and — when SQLite keeps it and no
     write-ahead log is pending — the page count, which a truncated file no longer matches)
-    and the schema (every table locimem reads is there, and the schema parses). Constant
-    cost.
+    and the schema. Constant cost.
 ``"off"``
-    Nothing: for callers that have just checked the file themselves.
+    The schema comparison only: for callers that have just checked the file themselves.
 
 A damaged file raises :class:`~locimem.errors.CorruptStore`, which names ``locimem validate``
 (it lists every problem, rule by rule). The check only reads.
@@ -28,17 +32,16 @@ import os
 import sqlite3
 from typing import Any
 
-from locimem.errors import CorruptStore, InvalidInput
+from locimem.errors import CorruptStore, InvalidInput, damaged_store
+from locimem.store.sqlite.schema import foreign_schema_hint, read_schema, schema_differences
 
 __all__ = ["OPEN_CHECKS", "QUICK_CHECK_MAX_BYTES", "check_on_open", "check_open_mode",
-           "corrupt"]
+           "check_schema", "corrupt"]
 
 OPEN_CHECKS = ("quick", "header", "off")
 QUICK_CHECK_MAX_BYTES = 64 << 20
 """Files up to this size (64 MiB, about 250k observations) get ``PRAGMA quick_check`` at open;
 larger ones the header and schema checks only."""
-_TABLES = ("meta", "commits", "observations", "events", "objects", "tombstones",
-           "rejection_keys", "scene", "checkpoints")
 _MAGIC = b"SQLite format 3\x00"
 
 
@@ -49,28 +52,21 @@ def check_open_mode(check: Any) -> str:
     return str(check)
 
 
-def corrupt(path: str, what: str) -> CorruptStore:
-    """The error for a damaged store: what is wrong, and where to look next."""
-    return CorruptStore(f"{path!r} is damaged: {what}; run `locimem validate {path}` to see "
-                        "every problem, and restore a snapshot or an export if it fails")
+corrupt = damaged_store
+"""The error for a damaged store: what is wrong, and where to look next."""
 
 
-def check_on_open(conn: sqlite3.Connection, path: str, check: str) -> None:
-    """Run the ``check`` (see the module) on the store file at ``path``, open on ``conn``.
+def check_on_open(conn: sqlite3.Connection, path: str, check: str, version: int) -> None:
+    """Run the ``check`` (see the module) on the store file at ``path`` (schema ``version``),
+    open on ``conn``.
 
     Raises:
-        CorruptStore: the file is damaged.
+        CorruptStore: the file is damaged, or its schema is not locimem's.
     """
-    if check == "off":
-        return
-    _check_header(path)
+    if check != "off":
+        _check_header(path)
     try:
-        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = "
-                                             "'table'")}
-        missing = [t for t in _TABLES if t not in tables]
-        if missing:
-            raise corrupt(path, f"its schema lacks the table{'s' * (len(missing) > 1)} "
-                                f"{', '.join(missing)}")
+        check_schema(conn, path, version)
         if check == "quick" and os.path.getsize(path) <= QUICK_CHECK_MAX_BYTES:
             rows = [r[0] for r in conn.execute("PRAGMA quick_check(3)")]
             if rows != ["ok"]:
@@ -78,6 +74,19 @@ def check_on_open(conn: sqlite3.Connection, path: str, check: str) -> None:
                 raise corrupt(path, f"SQLite's quick_check says {first[:200]}")
     except sqlite3.DatabaseError as exc:
         raise corrupt(path, f"SQLite cannot read it ({exc})") from None
+
+
+def check_schema(conn: sqlite3.Connection, path: str, version: int,
+                 error: type[Exception] = CorruptStore, hint: str | None = None) -> None:
+    """Raise ``error`` naming the first object of the file's schema that is not locimem's
+    (:func:`~locimem.store.sqlite.schema.schema_differences`; one read of ``sqlite_master``),
+    and saying what to do (``hint``, default: drop it, or restore; validate lists them all).
+    SQLite errors pass (the caller knows where it is)."""
+    differences = schema_differences(read_schema(conn), version)
+    if differences:
+        more = f" (and {len(differences) - 1} more)" if len(differences) > 1 else ""
+        raise error(f"{path!r} cannot be used: {differences[0]}{more}; "
+                    f"{foreign_schema_hint(path) if hint is None else hint}")
 
 
 def _check_header(path: str) -> None:

@@ -11,6 +11,7 @@ replay.
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 import zlib
@@ -257,6 +258,9 @@ def store_version(conn: sqlite3.Connection, where: str,
             raise error(f"{where} is damaged ({exc}); `PRAGMA integrity_check` on it says "
                         f"where{damaged_hint}") from None
         raise error(f"{where} is not a locimem store ({exc}){hint}") from None
+    except UnicodeDecodeError as exc:  # a damaged text (the module decodes it)
+        raise error(f"{where} is damaged (its meta table holds text that is not UTF-8: "
+                    f"{exc}); `PRAGMA integrity_check` on it says where{damaged_hint}") from None
     if rows.get("format") != FORMAT:
         raise error(f"{where} is a SQLite file but not a locimem store")
     try:
@@ -267,3 +271,79 @@ def store_version(conn: sqlite3.Connection, where: str,
         raise error(f"{where} has an unreadable schema version "
                     f"{rows.get('schema_version')!r}; it is damaged or not a locimem store")
     return version
+
+
+# -- the schema a store may hold ---------------------------------------------------------------
+SQLITE_OWN_TABLES = ("sqlite_sequence", "sqlite_stat1", "sqlite_stat2", "sqlite_stat3",
+                     "sqlite_stat4")
+"""Tables SQLite makes by itself (AUTOINCREMENT's counters, ``ANALYZE``'s statistics): a
+store may hold them; they change no row locimem reads."""
+
+SchemaObjects = dict[tuple[str, str], str | None]
+"""``sqlite_master`` as (type, name) -> its SQL with whitespace runs made one space (None for
+the indexes SQLite makes for a key: ``sqlite_autoindex_*``)."""
+
+
+def schema_objects(rows: list[tuple[str, str, str | None]]) -> SchemaObjects:
+    """``(type, name, sql)`` rows of ``sqlite_master`` as :data:`SchemaObjects`."""
+    return {(kind, name): None if sql is None else " ".join(sql.split())
+            for kind, name, sql in rows}
+
+
+@functools.cache
+def expected_schema(version: int) -> SchemaObjects:
+    """What the migrations up to ``version`` create, read from a scratch in-memory database
+    (a few milliseconds, once per version and process)."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        for _, produces, migrate in MIGRATIONS:
+            if produces <= version:
+                migrate(conn)
+        return schema_objects(conn.execute("SELECT type, name, sql FROM sqlite_master")
+                              .fetchall())
+    finally:
+        conn.close()
+
+
+def schema_differences(have: SchemaObjects, version: int) -> list[str]:
+    """How ``have`` (a store's ``sqlite_master``) differs from the locimem schema of
+    ``version``: each object it holds that the schema does not ("trigger 'x' is not part of
+    the locimem schema"), each one whose definition differs, then each one missing. Empty
+    when it is the schema exactly (SQLite's own :data:`SQLITE_OWN_TABLES` aside).
+
+    A trigger, a view, another table or index, a changed index (a partial one, another
+    collation) or table (another CHECK, default or column) changes what locimem's statements
+    do — a trigger can delete the rows a commit inserts, or fail every commit — so a store
+    must hold the schema and nothing else."""
+    want = expected_schema(version)
+    out: list[str] = []
+    for (kind, name), sql in sorted(have.items()):
+        if (kind, name) not in want:
+            if kind == "table" and name in SQLITE_OWN_TABLES:
+                continue
+            out.append(f"{kind} {name!r} is not part of the locimem schema")
+        elif want[(kind, name)] != sql:
+            out.append(f"{kind} {name!r} is not the one the locimem schema creates "
+                       f"({str(sql)[:200]})")
+    out += [f"{kind} {name!r} of the locimem schema is missing"
+            for kind, name in sorted(set(want) - set(have))]
+    return out
+
+
+def read_schema(conn: sqlite3.Connection) -> SchemaObjects:
+    """The ``sqlite_master`` of the database open on ``conn``: one read. A row that is not
+    text (a damaged page) raises ``sqlite3.DatabaseError``, as SQLite's own damage does."""
+    rows = conn.execute("SELECT type, name, sql FROM sqlite_master").fetchall()
+    if any(type(k) is not str or type(n) is not str or not (s is None or type(s) is str)
+           for k, n, s in rows):
+        raise sqlite3.DatabaseError("its schema table sqlite_master holds a value that is "
+                                    "not text")
+    return schema_objects(rows)
+
+
+def foreign_schema_hint(where: str) -> str:
+    """What to do about a store whose schema was altered (for an error's message)."""
+    return (f"locimem does not use a store whose schema was altered (a trigger or index "
+            f"there changes what its statements do); if you added it yourself, drop it with "
+            f"sqlite3, else restore an earlier snapshot or an export; `locimem validate "
+            f"{where}` lists every difference")

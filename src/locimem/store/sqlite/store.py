@@ -9,15 +9,25 @@ but may lose the last commits on power loss, and is several times faster on slow
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import zlib
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from locimem.errors import InvalidInput, NotAStore, NotFound, ReadOnly, SchemaVersionError
+from locimem.errors import (
+    CorruptStore,
+    InvalidInput,
+    LocimemError,
+    NotAStore,
+    NotFound,
+    ReadOnly,
+    SchemaVersionError,
+)
 from locimem.model import (
     AuditEntry,
     Commit,
@@ -63,7 +73,7 @@ from locimem.store.sqlite.codec import (
     record_rows,
     replay_order,
 )
-from locimem.store.sqlite.open_check import check_on_open, check_open_mode
+from locimem.store.sqlite.open_check import check_on_open, check_open_mode, corrupt
 from locimem.store.sqlite.schema import (
     FORMAT,
     MIGRATIONS,
@@ -75,6 +85,67 @@ from locimem.store.sqlite.schema import (
 __all__ = ["MEMORY", "SQLiteStore", "log_queries"]
 
 MEMORY = ":memory:"
+
+# -- reading a damaged record ------------------------------------------------------------------
+# What decoding a damaged row raises (a JSON column that is not JSON, text that is not UTF-8,
+# an unknown event kind, a missing key, a value of the wrong type, a checkpoint that does not
+# inflate, a page SQLite cannot read, SQL's json_extract over damaged text) ...
+_UNREADABLE = (sqlite3.DatabaseError, KeyError, ValueError, TypeError, IndexError,
+               AttributeError, OverflowError, zlib.error, RecursionError)
+# ... except what is not the file's fault: a busy or locked database, a full disk, an I/O or
+# permission error, an interrupt (as SQLite said them), and misuse of the connection
+_NOT_THE_FILE = ("SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_FULL", "SQLITE_IOERR",
+                 "SQLITE_READONLY", "SQLITE_INTERRUPT", "SQLITE_NOMEM", "SQLITE_CANTOPEN",
+                 "SQLITE_PERM", "SQLITE_AUTH", "SQLITE_PROTOCOL")
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _damaged(store: SQLiteStore, exc: BaseException, scope: object = None
+             ) -> CorruptStore | None:
+    """The CorruptStore an error met while reading the record (of ``scope``, if one was
+    asked for) stands for (None: not damage — a locimem error, a closed store, a busy or
+    full database, a misused connection)."""
+    if isinstance(exc, LocimemError) or store.conn is None:
+        return None
+    if isinstance(exc, (sqlite3.ProgrammingError, sqlite3.InterfaceError)):
+        return None
+    if isinstance(exc, sqlite3.DatabaseError) and str(
+            getattr(exc, "sqlite_errorname", None) or "").startswith(_NOT_THE_FILE):
+        return None
+    of = f" of scope {scope!r}" if isinstance(scope, str) else ""
+    return corrupt(store.path, f"a record{of} cannot be read ({type(exc).__name__}: "
+                               f"{str(exc)[:200]})")
+
+
+def _reads(method: _F) -> _F:
+    """Mark a method that reads the record: damage met there (see :data:`_UNREADABLE`) is a
+    :class:`~locimem.errors.CorruptStore` naming ``locimem validate``, wherever in the file
+    it sits and whoever asked (opening, a rebuild, a query) — one boundary, not a ``try`` at
+    every caller. An iterator it returns is guarded the same way while it is consumed."""
+    @functools.wraps(method)
+    def guarded(self: SQLiteStore, *args: Any, **kwargs: Any) -> Any:
+        try:
+            out = method(self, *args, **kwargs)
+        except _UNREADABLE as exc:
+            error = _damaged(self, exc, args[0] if args else kwargs.get("scope"))
+            if error is None:
+                raise
+            raise error from exc
+        if isinstance(out, Iterator):
+            return _guarded_iter(self, out, args[0] if args else kwargs.get("scope"))
+        return out
+    return guarded  # type: ignore[return-value]
+
+
+def _guarded_iter(store: SQLiteStore, records: Iterator[Any], scope: object
+                  ) -> Iterator[Any]:
+    try:
+        yield from records  # delegated in C: no cost a record
+    except _UNREADABLE as exc:
+        error = _damaged(store, exc, scope)
+        if error is None:
+            raise
+        raise error from exc
 
 
 class SQLiteStore:
@@ -120,7 +191,7 @@ class SQLiteStore:
                 probe = self._connect(read_only=True)
                 try:
                     version = self._check_format(probe)
-                    check_on_open(probe, self.path, check)
+                    check_on_open(probe, self.path, check, version)
                 finally:
                     probe.close()
                 if version < SCHEMA_VERSION and read_only:
@@ -157,6 +228,7 @@ class SQLiteStore:
             raise
 
     # -- a cache to replay (after a migration that cannot compute it in SQL) -----------------
+    @_reads
     def cache_stale(self) -> bool:
         """Whether a migration left the materialised objects to be replayed from the log
         (see :func:`locimem.tracker.load.replay_stale_cache`)."""
@@ -347,6 +419,7 @@ class SQLiteStore:
         with self.atomic() as conn:
             bulk.insert_tables(conn, tables, meta or {})
 
+    @_reads
     def latest_checkpoint(self, scope: str, until_commit: int | None = None
                           ) -> tuple[int, dict[str, Any]] | None:
         """(commit id, state snapshot) of the newest checkpoint at or before ``until_commit``."""
@@ -358,6 +431,7 @@ class SQLiteStore:
             return None
         return row[0], decode_checkpoint(row[1])
 
+    @_reads
     def observation_meta(self, scope: str, after_commit: int, until_commit: int
                          ) -> list[ObservationMeta]:
         """Seq, commit, time, object and key of the observations in a commit range."""
@@ -366,6 +440,7 @@ class SQLiteStore:
             "commit_id > ? AND commit_id <= ? ORDER BY seq", (scope, after_commit, until_commit))
         return [ObservationMeta(*row) for row in rows]
 
+    @_reads
     def change_commits(self, scope: str, after_commit: int, until_commit: int,
                        kinds: Sequence[str]) -> set[tuple[int, int]]:
         """(object id, commit id) pairs with an event of one of ``kinds`` in a commit range."""
@@ -383,25 +458,29 @@ class SQLiteStore:
             raise ReadOnly("this store was opened read-only")
         yield
 
+    @_reads
     def head(self, scope: str) -> int:
         """The id of ``scope``'s latest commit (0: none)."""
         row = self.conn.execute("SELECT max(id) FROM commits WHERE scope = ?",
                                 (scope,)).fetchone()
         return row[0] or 0
 
+    @_reads
     def rows(self, table: str, scope: str, columns: Sequence[str]
              ) -> Iterator[tuple[Any, ...]]:
         """The rows of ``table`` in ``scope`` (``columns``), as stored, by key."""
         key = _KEYS.get(table)
         if key is None:
-            raise ValueError(f"unknown table {table!r}")
+            raise InvalidInput(f"unknown table {table!r}")
         yield from self.conn.execute(
             f"SELECT {', '.join(columns)} FROM {table} WHERE scope = ? ORDER BY {key}",
             (scope,))
 
+    @_reads
     def meta(self) -> dict[str, str]:
         return dict(self.conn.execute("SELECT key, value FROM meta").fetchall())
 
+    @_reads
     def counters(self, scope: str | None = None) -> tuple[int, int, int]:
         """(next object id, next record seq, next commit id), across every scope in the file
         (whatever ``scope``): ids never collide between scopes sharing a file."""
@@ -423,17 +502,20 @@ class SQLiteStore:
                          (repr(value),))
         self.late_s = value
 
+    @_reads
     def latest_scan(self, scope: str, source: str) -> tuple[float, int] | None:
         row = self.conn.execute(LATEST_SCAN.format(p="?"),
                                  (scope, source, scope, source)).fetchone()
         return None if row is None else (float(row[0]), int(row[1]))
 
+    @_reads
     def last_commit_time(self, scope: str) -> float | None:
         """The latest valid time of the scope's commits (its last commit's, unless the scope
         came from a fleet, where a late scan may commit after a later one)."""
         return self.conn.execute("SELECT max(t) FROM commits WHERE scope = ?",
                                  (scope,)).fetchone()[0]
 
+    @_reads
     def load_objects(self, scope: str) -> list[ObjectState]:
         """The materialised objects of ``scope`` (the cache written with each commit), read
         :data:`~locimem.store.sql.LOAD_BATCH` rows at a time."""
@@ -444,6 +526,7 @@ class SQLiteStore:
             out += objects_from_rows(batch)
         return out
 
+    @_reads
     def feature_dim(self, scope: str) -> int | None:
         """The embedding width of the scope's accepted observations (None if none has one),
         for a state whose objects no longer hold an embedding (expired, merged)."""
@@ -457,6 +540,7 @@ class SQLiteStore:
             "SELECT 1 FROM checkpoints WHERE scope = ? LIMIT 1", (scope,)).fetchone() else None
         return None if checkpoint is None else checkpoint[1].get("feature_dim")
 
+    @_reads
     def logged_feature_dim(self, scope: str) -> int | None:
         """The embedding width of the scope's observations, accepted or rejected (None if no
         observation has one). Accepted ones are found through their index; rejected ones may
@@ -469,15 +553,18 @@ class SQLiteStore:
             "LIMIT 1", (scope,)).fetchone()
         return None if row is None else row[0] // 4  # float32
 
+    @_reads
     def load_tombstones(self, scope: str) -> dict[int, TombstoneState]:
         rows = self.conn.execute(
             "SELECT id, data FROM tombstones WHERE scope = ? ORDER BY id", (scope,))
         return {oid: TombstoneState.from_dict(json.loads(data)) for oid, data in rows}
 
+    @_reads
     def load_rooms(self, scope: str) -> dict[str, Any] | None:
         row = self.conn.execute("SELECT rooms FROM scene WHERE scope = ?", (scope,)).fetchone()
         return None if row is None else json.loads(row[0])
 
+    @_reads
     def load_json_rows(self, table: str, scope: str) -> dict[int, Any]:
         """The materialised ``prior_map``, ``deltas`` or ``keyframes`` of ``scope``: id -> data."""
         key = {"prior_map": "id", "deltas": "id", "keyframes": "object_id"}[table]
@@ -485,12 +572,14 @@ class SQLiteStore:
             f"SELECT {key}, data FROM {table} WHERE scope = ? ORDER BY {key}", (scope,))
         return {k: json.loads(data) for k, data in rows}
 
+    @_reads
     def load_rejections(self, scope: str) -> dict[str, RejectionState]:
         rows = self.conn.execute(
             "SELECT key, reason, count, first_seq, last_seq, last_t FROM rejection_keys "
             "WHERE scope = ? ORDER BY key", (scope,))
         return {row[0]: RejectionState(*row[1:]) for row in rows}
 
+    @_reads
     def iter_log(self, scope: str, *, after_commit: int = 0,
                  until_commit: int | None = None) -> Iterator[Record]:
         """Every record of ``scope`` in replay order (each commit, then its records by seq),
@@ -500,6 +589,7 @@ class SQLiteStore:
                               log_queries(conn, scope, after_commit, until_commit)))
 
     # -- reading the record -------------------------------------------------------------------
+    @_reads
     def last_commit_at(self, scope: str, *, t: float | None = None,
                        recorded: float | None = None) -> int | None:
         """The id of the last commit with valid time <= ``t`` (or record time <= ``recorded``);
@@ -510,6 +600,7 @@ class SQLiteStore:
         ).fetchone()
         return row[0]
 
+    @_reads
     def events(
         self, scope: str, *, kind: Sequence[str] | None = None, label: str | None = None,
         object_id: int | None = None, since: float | None = None, until: float | None = None,
@@ -525,6 +616,7 @@ class SQLiteStore:
             before_seq=before_seq)
         return [event_from_row(row) for row in self.conn.execute(query, args)]
 
+    @_reads
     def observations(self, scope: str, *, object_id: int | None = None,
                      rejected: bool | None = None, reason: str | None = None,
                      key: str | None = None, limit: int | None = None,
@@ -536,6 +628,7 @@ class SQLiteStore:
             after_seq=after_seq)
         return [observation_from_row(row) for row in self.conn.execute(query, args)]
 
+    @_reads
     def merged_into(self, scope: str, object_id: int, *, until_commit: int | None = None
                     ) -> int | None:
         """The id that absorbed ``object_id`` in its latest MERGED event, if any."""
@@ -545,6 +638,7 @@ class SQLiteStore:
             (scope, object_id, MAX_ID if until_commit is None else until_commit)).fetchone()
         return None if row is None else row[0]
 
+    @_reads
     def audit(self, scope: str, *, since: float | None = None, until: float | None = None,
               actor: str | None = None, object_id: int | None = None,
               kinds: Sequence[str] | None = None, recorded_since: float | None = None,
@@ -566,6 +660,7 @@ class SQLiteStore:
             "commit_id <= ? ORDER BY seq", (scope, commits[0].id, commits[-1].id))
         return audit_entries(commits, map(event_from_row, rows), object_id)
 
+    @_reads
     def commits(self, scope: str) -> list[Commit]:
         return [
             commit_from_row(row)
@@ -574,13 +669,15 @@ class SQLiteStore:
             )
         ]
 
+    @_reads
     def count(self, table: str, scope: str) -> int:
         if table not in ("commits", "observations", "events", "objects"):
-            raise ValueError(f"unknown table {table!r}")
+            raise InvalidInput(f"unknown table {table!r}")
         return self.conn.execute(
             f"SELECT count(*) FROM {table} WHERE scope = ?", (scope,)
         ).fetchone()[0]
 
+    @_reads
     def scopes(self) -> list[str]:
         # the distinct scopes in order, one index probe each (a skip scan of commits_scope),
         # not a walk over every commit

@@ -8,7 +8,9 @@ busy writer of the same scope never fail with WriteConflict. Skipped without
 
 from __future__ import annotations
 
+import itertools
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -93,7 +95,22 @@ def test_a_backend_terminated_between_calls_costs_one_call() -> None:
         _consistent(mem, url)
 
 
-@pytest.mark.parametrize("at", ["append", "commit"])
+def _kill_on_insert(mem: ObjectMemory, label: str) -> None:
+    """A trigger in the store's schema: the session that inserts an observation of ``label``
+    terminates itself, mid-statement."""
+    mem.store._connection().execute(  # type: ignore[attr-defined]
+        "CREATE FUNCTION doom() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+        "PERFORM pg_terminate_backend(pg_backend_pid()); PERFORM pg_sleep(5); RETURN NEW; "
+        f"END $$; CREATE TRIGGER doom BEFORE INSERT ON observations FOR EACH ROW WHEN "
+        f"(NEW.label = '{label}') EXECUTE FUNCTION doom()")
+
+
+def _disarm(mem: ObjectMemory) -> None:
+    mem.store._connection().execute(  # type: ignore[attr-defined]
+        "DROP TRIGGER IF EXISTS doom ON observations")
+
+
+@pytest.mark.parametrize("at", ["append", "rows", "commit"])
 def test_a_backend_terminated_during_a_write_writes_nothing_and_the_next_call_works(
         at: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Terminated while the rows go in, or just before the turn commits: the call raises
@@ -113,6 +130,8 @@ def test_a_backend_terminated_during_a_write_writes_nothing_and_the_next_call_wo
                 conn.execute("SELECT 1")
 
             monkeypatch.setattr(store, "_write_rows", killed)
+        elif at == "rows":  # the server ends the session while a batch of rows goes in
+            _kill_on_insert(mem, "book")
         else:
             lock = store._lock  # type: ignore[attr-defined]
             calls = []
@@ -128,12 +147,72 @@ def test_a_backend_terminated_during_a_write_writes_nothing_and_the_next_call_wo
             mem.observe(1.0, [det("cup", 1.0, 1.0), det("book", 3.0, 1.0)])
         monkeypatch.undo()
         assert mem.snapshot() == before
+        _disarm(mem)
         assert mem.store.count("commits", "home") == 1
         assert mem.store.count("observations", "home") == 1
         r = mem.observe(2.0, [det("cup", 1.0, 1.0), det("book", 3.0, 1.0)])
         assert list(r.assignments) == [1, 2]
         mem.move(2, (3.5, 1.0, 0.9))
         assert mem.get(2).center == (3.5, 1.0, 0.9)
+        _consistent(mem, url)
+
+
+def test_a_writer_whose_backend_is_terminated_at_random_keeps_writing() -> None:
+    """About 100 kills at random moments (between calls, in a scan, in a correction): every
+    call either lands or raises ConnectionLost, the memory never closes itself (it did within
+    a few seconds: a kill that lands while rows go in leaves the driver mid-batch, and the
+    restore read on in it), and the store is whole."""
+    import random
+
+    import psycopg
+    from psycopg.pq import TransactionStatus
+
+    IDLE = TransactionStatus.IDLE
+    assert pg.URL is not None
+    url = pg.new_url("random")
+    rng, stop, kills = random.Random(7), threading.Event(), []
+    with ObjectMemory.open(url, scope="home") as mem:
+        mem.observe(0.0, [det("cup", 1.0, 1.0), det("book", 3.0, 1.0)])
+
+        def killer() -> None:
+            with psycopg.connect(pg.URL, autocommit=True) as admin:  # type: ignore[arg-type]
+                while not stop.wait(rng.uniform(0.0, 0.01)):
+                    conn = mem._store._conn  # type: ignore[union-attr]
+                    # mostly while a write is open (its transaction begun), now and then
+                    # between calls
+                    busy = conn is not None and conn.info.transaction_status != IDLE
+                    if conn is not None and rng.random() < (0.3 if busy else 0.02):
+                        admin.execute("SELECT pg_terminate_backend(%s)",
+                                      (conn.info.backend_pid,))
+                        kills.append(1)
+
+        thread = threading.Thread(target=killer)
+        thread.start()
+        landed, lost, t, deadline = 0, 0, 0.0, time.monotonic() + 3.0
+        try:
+            for k in itertools.count():
+                if (len(kills) >= 100 and landed >= 100) or time.monotonic() > deadline:
+                    break
+                t += 0.1
+                try:
+                    if k % 5 == 4:
+                        mem.relabel(1, "mug" if k % 10 == 4 else "cup")
+                    else:
+                        mem.observe(t, [det("cup", 1.0, 1.0), det("book", 3.0, 1.0)])
+                    landed += 1
+                except ConnectionLost:
+                    lost += 1
+        finally:
+            stop.set()
+            thread.join(timeout=30)
+        assert lost >= 5 and landed >= 20
+        try:  # (the last kill may cost the next call)
+            mem.observe(t + 1.0, [det("cup", 1.0, 1.0), det("book", 3.0, 1.0)])
+        except ConnectionLost:
+            mem.observe(t + 1.0, [det("cup", 1.0, 1.0), det("book", 3.0, 1.0)])
+        assert [o.id for o in mem.objects()] == [1, 2]
+        # a call the drop cut off after the server committed is whole in the store
+        assert 2 + landed <= mem.store.count("commits", "home") <= 2 + landed + lost + 1
         _consistent(mem, url)
 
 

@@ -7,6 +7,7 @@ Everything inside the package trusts values that passed through here.
 from __future__ import annotations
 
 import math
+import sys
 import unicodedata
 from typing import Any
 
@@ -22,14 +23,35 @@ def _describe(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+MIN_NORMAL = sys.float_info.min
+"""The smallest normal float (2.2e-308). A number closer to 0 — a *subnormal* such as 5e-324
+— is flushed to 0.0 as it comes in (:func:`check_float`), so every backend holds the same
+values: PostgreSQL refuses arithmetic that underflows (half of 5e-324 in a box is an error
+there), SQLite does not."""
+
+
+def flush_subnormal(value: float) -> float:
+    """``value``, or 0.0 when it is subnormal (non-zero and smaller than :data:`MIN_NORMAL`).
+
+    >>> flush_subnormal(5e-324), flush_subnormal(-1e-310), flush_subnormal(2.5e-308)
+    (0.0, 0.0, 2.5e-308)
+    """
+    return 0.0 if value != 0.0 and -MIN_NORMAL < value < MIN_NORMAL else value
+
+
 def check_float(value: Any, name: str) -> float:
-    """A finite real number, as a Python float."""
+    """A finite real number, as a Python float; a subnormal one is flushed to 0.0 (see
+    :data:`MIN_NORMAL`)."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise InvalidInput(f"{name} must be a finite number, got {_describe(value)}")
-    out = float(value)
+    try:
+        out = float(value)
+    except OverflowError:  # an int past a float's range
+        raise InvalidInput(f"{name} must be a finite number, got an integer of "
+                           f"{int(value).bit_length()} bits") from None
     if not math.isfinite(out):
         raise InvalidInput(f"{name} must be a finite number, got {out}")
-    return out
+    return flush_subnormal(out)
 
 
 def check_time(value: Any, name: str = "t") -> float:
@@ -118,7 +140,7 @@ def check_quaternion(value: Any, name: str = "orientation") -> tuple[float, floa
         raise InvalidInput(f"{name} must be a non-zero quaternion (w, x, y, z), got {q}")
     if abs(norm - 1.0) > 1e-3:
         raise InvalidInput(f"{name} must be a unit quaternion (w, x, y, z); its norm is {norm:.6g}")
-    q = tuple(x / norm for x in q)
+    q = tuple(flush_subnormal(x / norm) for x in q)
     if q[0] < 0.0:
         q = tuple(-x for x in q)
     return q  # type: ignore[return-value]
@@ -130,7 +152,8 @@ def check_label(value: Any, name: str = "label") -> str:
 
 
 def check_feature(value: Any, name: str = "feature") -> np.ndarray:
-    """An embedding: a 1-D array of finite numbers with a non-zero norm, as float32."""
+    """An embedding: a 1-D array of finite numbers with a non-zero norm, as float32 (a
+    float32-subnormal value flushed to 0.0, as :func:`check_float` flushes numbers)."""
     try:
         raw = np.asarray(value)
         if raw.dtype.kind == "c":
@@ -147,9 +170,10 @@ def check_feature(value: Any, name: str = "feature") -> np.ndarray:
     check_feature_width(arr, name)
     if not np.all(np.isfinite(arr)):
         raise InvalidInput(f"{name} must be finite")
+    arr = arr.copy()
+    arr[(arr != 0.0) & (np.abs(arr) < np.finfo(np.float32).tiny)] = 0.0  # subnormal: flushed
     if float(np.linalg.norm(arr)) == 0.0:
         raise InvalidInput(f"{name} must have a non-zero norm")
-    arr = arr.copy()
     arr.setflags(write=False)
     return arr
 
@@ -209,7 +233,8 @@ def check_text(value: Any, name: str, *, max_chars: int = 100) -> str:
 
 
 def check_attributes(values: Any) -> dict[str, str | float | int | bool]:
-    """Object attributes: up to 32 short names mapped to strings, finite numbers or booleans."""
+    """Object attributes: up to 32 short names mapped to strings, finite numbers (integers
+    within 64 bits, as a store holds them) or booleans."""
     if not isinstance(values, dict):
         raise InvalidInput(f"attributes must be a dict, got {_describe(values)}")
     if len(values) > 32:
@@ -220,7 +245,12 @@ def check_attributes(values: Any) -> dict[str, str | float | int | bool]:
         if isinstance(value, bool):
             out[name] = value
         elif isinstance(value, (int, np.integer)):
-            out[name] = int(value)
+            number = int(value)
+            if not -MAX_ID - 1 <= number <= MAX_ID:
+                raise InvalidInput(f"attribute {name!r} must be an integer within 64 bits "
+                                   f"(-2**63 to 2**63 - 1), got one of {number.bit_length()} "
+                                   "bits; give a float or a string for larger numbers")
+            out[name] = number
         elif isinstance(value, (float, np.floating)):
             out[name] = check_float(value, f"attribute {name!r}")
         elif isinstance(value, str):

@@ -88,7 +88,8 @@ class ConnectionLost(LocimemError):
 class WriteConflict(LocimemError):
     """Another writer committed to the scope while this change was being decided, so it was
     decided from an out-of-date state; nothing was written. The memory has caught up: call
-    again. (Scans never conflict: they are decided under the scope's write lock.)"""
+    again. (Scans and corrections never conflict: they are decided under the scope's write
+    lock.)"""
 
 
 def damaged_store(path: str, what: str) -> CorruptStore:

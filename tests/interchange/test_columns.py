@@ -177,6 +177,10 @@ def _reseal(copy):
     (4, "commit_id", None, r"observations.jsonl line 4: commit_id must not be null"),
     (3, "t", 10**400, r"observations.jsonl line 3: t must be a finite number"),  # (it was an
     # OverflowError, not a refusal, before 2026-12-01)
+    # subnormal numbers are flushed to 0.0 at the boundary, so no store holds one
+    (5, "cx", 5e-324, r"observations.jsonl line 5: cx is subnormal \(5e-324\); locimem"),
+    (6, "sz", 1e-310, r"observations.jsonl line 6: sz is subnormal \(1e-310\)"),
+    (7, "confidence", 1e-320, r"observations.jsonl line 7: confidence is subnormal"),
 ])
 @pytest.mark.parametrize("batch", [4, 10_000])
 def test_a_bad_value_in_any_batch_is_refused_at_its_line(directory, tmp_path, monkeypatch,
@@ -211,7 +215,7 @@ def test_columns_fine_is_never_looser_than_row_problem(directory):
                   -math.inf, math.nan, True, False, "", "cup", "a\x00b", "x" * 200, "\u200b",
                   [], [1.0, 2.0], [1, "a"], [[1.0, 2.0]], {"a": 1}, {"center": [1e9, 0, 0]},
                   {"size": [-1.0]}, [["cup", 1.0]], [["cup", -1.0]], [["", 1.0]], [math.nan],
-                  [2**64], {"\x01": 1}, 10**400, [["cup", 10**400]]]
+                  [2**64], {"\x01": 1}, 10**400, [["cup", 10**400]], 5e-324, -1e-310]
     with contextlib.closing(SQLiteStore(directory.parent / "src.loci", read_only=True)) as store:
         for table in TABLES:
             lines = directory.joinpath(*table.file.split("/")).read_text().splitlines()

@@ -5,7 +5,8 @@ whoever edits a file can recompute them. So :mod:`locimem.interchange.load` chec
 of every row against its column — its SQLite type (an ``INTEGER`` is a 64-bit integer, a
 ``REAL`` a finite number, a ``TEXT`` a string), ``NOT NULL``, and the domain locimem itself
 enforces on input: positions within :data:`~locimem.check.MAX_ABS_COORD_M` of the origin,
-sizes within :data:`~locimem.check.MAX_SIZE_M`, confidences in [0, 1], labels and track ids of
+sizes within :data:`~locimem.check.MAX_SIZE_M`, confidences in [0, 1] (none of these
+subnormal: :data:`~locimem.check.MIN_NORMAL`), labels and track ids of
 at most :data:`~locimem.check.MAX_LABEL_CHARS` characters, no lone surrogate, control or
 invisible format character in any string (also inside JSON columns), label masses that are
 ``[label, mass]`` pairs with finite masses >= 0, and room polygons, centres, positions and
@@ -22,7 +23,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from locimem.check import MAX_ABS_COORD_M, MAX_LABEL_CHARS, MAX_SIZE_M, check_clean_chars
+from locimem.check import (
+    MAX_ABS_COORD_M,
+    MAX_LABEL_CHARS,
+    MAX_SIZE_M,
+    MIN_NORMAL,
+    check_clean_chars,
+)
 from locimem.errors import InvalidInput
 
 __all__ = ["MAX_JSON_NODES", "MAX_TEXT_CHARS", "columns_fine", "row_problem"]
@@ -41,6 +48,8 @@ _NON_EMPTY_LABELS = frozenset({("objects", "label"), ("observations", "label")})
 # text like any other (HTML in an actor's name is text, escaped wherever it is shown)
 _SAID = {("commits", "actor"): 100, ("commits", "reason"): 1000}
 _DOMAIN_COLUMNS = _COORDS | _SIZES | {column for _, column in _UNIT}
+# what the public boundary flushes when subnormal (check.MIN_NORMAL), so no store holds it
+_NORMAL = _COORDS | _SIZES | {"confidence"}
 # keys of JSON objects whose values are places or extents (metres, map frame)
 _JSON_PLACES = frozenset({"center", "position", "polygon", "place", "z_range"})
 _JSON_SIZES = frozenset({"size"})
@@ -108,6 +117,8 @@ def _column_fine(table: str, column: str, codec: str, declared: tuple[str, bool]
             return False
         if column in _SIZES and not (min(present) >= 0.0 and max(present) <= MAX_SIZE_M):
             return False
+        if column in _NORMAL and min((abs(v) for v in present if v), default=1.0) < MIN_NORMAL:
+            return False
         return (table, column) not in _UNIT or (min(present) >= 0.0 and max(present) <= 1.0)
     if kind == "TEXT":
         if not kinds <= _STRS:
@@ -164,6 +175,9 @@ def _value_problem(table: str, column: str, codec: str, declared: tuple[str, boo
             return f"must be in [0, {MAX_SIZE_M:g}] m, got {value!r}"
         if (table, column) in _UNIT and not 0.0 <= value <= 1.0:
             return f"must be in [0, 1], got {value!r}"
+        if column in _NORMAL and value and abs(value) < MIN_NORMAL:
+            return (f"is subnormal ({value!r}); locimem flushes such numbers to 0.0 where they "
+                    "come in, so no store it writes holds one")
         return None
     if kind == "TEXT":
         if not isinstance(value, str):

@@ -10,7 +10,9 @@ and hands them to :meth:`MemoryBase._commit`, which completes the commit
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TypeVar, cast
 
 from locimem.check import (
     check_text,
@@ -38,6 +40,24 @@ MAX_STORE_ID = 2**53
 """The largest id (commit, record seq, object) a store writes: exact as a JSON number, and
 the largest an export may carry, so every export imports again. Ids are file-wide and count
 up by one; only a store that imported a directory near the ceiling gets near it."""
+
+_Verb = TypeVar("_Verb", bound=Callable[..., Any])
+
+
+def in_turn(verb: _Verb) -> _Verb:
+    """Run a write verb (a correction, a room, the prior map) in one write turn
+    (:meth:`MemoryBase._turn`), as a scan runs: on a server store the scope's write lock is
+    held while the memory catches up, decides and appends, so a busy writer of the scope
+    cannot land a commit in between and the verb never ends in
+    :class:`~locimem.errors.WriteConflict`. A read-only memory goes straight to the verb,
+    which refuses with its own message."""
+    @functools.wraps(verb)
+    def run(self: MemoryBase, *args: Any, **kwargs: Any) -> Any:
+        if self.store.read_only:
+            return verb(self, *args, **kwargs)
+        with self._turn():
+            return verb(self, *args, **kwargs)
+    return cast(_Verb, run)
 
 
 class MemoryBase(MemoryReader):
@@ -87,11 +107,16 @@ class MemoryBase(MemoryReader):
         """The one place the live state changes: inside this block. Any exception raised in
         it — while deciding, applying, deriving or appending — puts back the state the store
         holds (the last commit that landed), so a failed call leaves the memory exactly as it
-        was (or, if its append had already committed, exactly as the store now says)."""
+        was (or, if its append had already committed, exactly as the store now says). Inside
+        a write turn the state is put back when the turn ends, after its transaction rolled
+        back: a transaction the server refused a write in can be read no further."""
         try:
             yield
         except BaseException:
-            self._restore()
+            if self._in_turn:  # the turn's transaction is aborted: reload once it rolled back
+                self._stale = True
+            else:
+                self._restore()
             raise
 
     def _restore(self) -> None:
@@ -124,6 +149,14 @@ class MemoryBase(MemoryReader):
                 if self._shared or self._stale:
                     self._catch_up()
                 yield
+        except BaseException as exc:
+            self._in_turn = False
+            if isinstance(exc, ConnectionLost):  # the commit itself may have failed
+                self._stale = True
+            if self._stale:  # put back what the store holds, on a new connection if need be
+                with contextlib.suppress(ConnectionLost):  # (still stale: the next call)
+                    self._restore()
+            raise
         finally:
             self._in_turn = False
 

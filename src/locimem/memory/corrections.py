@@ -17,7 +17,7 @@ from locimem.check import (
     check_text,
 )
 from locimem.errors import InvalidInput
-from locimem.memory.base import MemoryBase
+from locimem.memory.base import MemoryBase, in_turn
 from locimem.model import (
     Event,
 )
@@ -34,6 +34,7 @@ from locimem.tracker.governance import (
 class Corrections(MemoryBase):
     """The correction verbs of :class:`~locimem.memory.facade.ObjectMemory`."""
 
+    @in_turn
     def relabel(self, object_id: int, label: str, *, actor: str = "operator",
                 reason: str | None = None, t: float | None = None) -> Event:
         """Correct an object's label ("that is not a cup, it is a vase").
@@ -51,6 +52,7 @@ class Corrections(MemoryBase):
         self._commit(records)
         return records[-1]  # type: ignore[return-value]
 
+    @in_turn
     def move(self, object_id: int, center: Sequence[float], *, actor: str = "operator",
              reason: str | None = None, t: float | None = None) -> Event:
         """Correct where an object is ("the remote is in the drawer now"): centre (x, y, z),
@@ -63,6 +65,7 @@ class Corrections(MemoryBase):
         self._commit(records)
         return records[-1]  # type: ignore[return-value]
 
+    @in_turn
     def set_attributes(self, object_id: int, values: dict[str, Any] | None = None, *,
                        remove: Iterable[str] = (), actor: str = "operator",
                        reason: str | None = None, t: float | None = None) -> Event:
@@ -81,6 +84,7 @@ class Corrections(MemoryBase):
         self._commit(records)
         return records[-1]  # type: ignore[return-value]
 
+    @in_turn
     def forget(self, object_id: int, *, actor: str = "operator", reason: str | None = None,
                t: float | None = None) -> Event:
         """Remove an object from every read path. A tombstone remembers it, so the same thing
@@ -93,6 +97,7 @@ class Corrections(MemoryBase):
         self._commit(records)
         return records[-1]  # type: ignore[return-value]
 
+    @in_turn
     def merge(self, object_id: int, other_id: int, *, actor: str = "operator",
               reason: str | None = None, t: float | None = None) -> Event:
         """Say two identities are one thing: ``other_id`` is MERGED into ``object_id``, which
@@ -108,6 +113,7 @@ class Corrections(MemoryBase):
         self._commit(records)
         return records[-1]  # type: ignore[return-value]
 
+    @in_turn
     def split(self, object_id: int, center: Sequence[float], *, label: str | None = None,
               size: Sequence[float] | None = None, actor: str = "operator",
               reason: str | None = None, t: float | None = None) -> Event:

@@ -32,7 +32,7 @@ from locimem.check import (
     check_valid_time,
 )
 from locimem.config import TrackerConfig
-from locimem.errors import ConnectionLost, InvalidInput, LocimemError, ScopeError
+from locimem.errors import InvalidInput, LocimemError, ScopeError
 from locimem.index.vectors import ExactIndex, VectorIndex
 from locimem.memory.corrections import Corrections
 from locimem.memory.maintenance import Maintenance
@@ -183,16 +183,13 @@ class ObjectMemory(Corrections, PriorMapWrites, RoomWrites, Maintenance):
         source = check_text(source, "source")
         # the scope's write lock, caught up on other writers' commits: the checks and the
         # decision see every commit before this one
-        try:
-            with self._turn():
-                dets = self._check_scan(t, detections, camera, source)
-                with self._all_or_nothing():  # decide refreshes the state's loss queue
-                    decision = decide(self._state, self._config, t, dets, camera,
-                                      recorded_at=float(self._clock()), actor=source)
-                    records = self._commit(decision.records, camera)
-        except ConnectionLost:  # the turn's commit may have failed after the state changed
-            self._restore()
-            raise
+        # (a failed turn — a refused write, a lost connection — puts back the store's state)
+        with self._turn():
+            dets = self._check_scan(t, detections, camera, source)
+            with self._all_or_nothing():  # decide refreshes the state's loss queue
+                decision = decide(self._state, self._config, t, dets, camera,
+                                  recorded_at=float(self._clock()), actor=source)
+                records = self._commit(decision.records, camera)
         self._own_now[source] = max(self._own_now.get(source, t), t)
         self._note_embedding_width(dets)
         events = tuple(r for r in records if isinstance(r, Event))

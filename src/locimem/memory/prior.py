@@ -12,7 +12,7 @@ from locimem.check import (
     check_text,
 )
 from locimem.errors import InvalidInput
-from locimem.memory.base import MemoryBase
+from locimem.memory.base import MemoryBase, in_turn
 from locimem.model import (
     EventKind,
 )
@@ -23,6 +23,7 @@ from locimem.tracker.prior import check_prior_entry, consolidation, prior_events
 class PriorMapWrites(MemoryBase):
     """The prior-map verbs of :class:`~locimem.memory.facade.ObjectMemory`."""
 
+    @in_turn
     def load_prior(self, entries: Iterable[dict[str, Any]], *, scene: str,
                    actor: str = "operator", reason: str | None = None) -> list[int]:
         """Load a prior (long-term) map — a building scanned once, a simulator's scene — in one
@@ -56,12 +57,14 @@ class PriorMapWrites(MemoryBase):
         self._meta_commit("prior", actor, reason, items)
         return ids
 
+    @in_turn
     def confirm_delta(self, delta_id: int, *, actor: str = "operator",
                       reason: str | None = None) -> dict[str, Any]:
         """A person confirms a pending delta (it is then applied by :meth:`consolidate`)."""
         return self._review_delta("confirm_delta", delta_id, "confirmed", ("pending",), actor,
                                   reason)
 
+    @in_turn
     def reject_delta(self, delta_id: int, *, actor: str = "operator",
                      reason: str | None = None) -> dict[str, Any]:
         """A person rejects a pending or confirmed delta. It stays recorded, and the same
@@ -83,6 +86,7 @@ class PriorMapWrites(MemoryBase):
                           [(EventKind.DELTA, new["object"], new["label"], new)])
         return new
 
+    @in_turn
     def consolidate(self, *, actor: str = "operator", reason: str | None = None
                     ) -> list[dict[str, Any]]:
         """Apply every confirmed delta to the prior map, in one commit: a moved object's

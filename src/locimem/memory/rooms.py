@@ -10,7 +10,7 @@ from locimem.check import (
     check_text,
 )
 from locimem.errors import InvalidInput
-from locimem.memory.base import MemoryBase
+from locimem.memory.base import MemoryBase, in_turn
 from locimem.model import (
     Event,
     EventKind,
@@ -21,6 +21,7 @@ from locimem.scene.rooms import Room, RoomMap
 class RoomWrites(MemoryBase):
     """The room verbs of :class:`~locimem.memory.facade.ObjectMemory`."""
 
+    @in_turn
     def define_room(self, name: str, polygon_xy: Sequence[Sequence[float]],
                     z_range: Sequence[float] | None = None, *, actor: str = "operator",
                     reason: str | None = None) -> Event:
@@ -33,6 +34,7 @@ class RoomWrites(MemoryBase):
             raise InvalidInput(f"a room named {room.name!r} is already defined")
         return self._scene_event(EventKind.ROOM_DEFINED, room.to_dict(), actor, reason)
 
+    @in_turn
     def connect_rooms(self, a: str, b: str, *, actor: str = "operator",
                       reason: str | None = None) -> Event:
         """Link two rooms (a door or an opening) for :meth:`path_rooms`."""
@@ -42,6 +44,7 @@ class RoomWrites(MemoryBase):
             raise InvalidInput(f"cannot connect room {a!r} to itself")
         return self._scene_event(EventKind.ROOMS_CONNECTED, {"a": a, "b": b}, actor, reason)
 
+    @in_turn
     def remove_room(self, name: str, *, actor: str = "operator",
                     reason: str | None = None) -> Event:
         """Remove a room and its links (NotFound if there is none by that name): the way to
@@ -52,6 +55,7 @@ class RoomWrites(MemoryBase):
         return self._scene_event(EventKind.ROOM_REMOVED, {"name": self._room(name)}, actor,
                                  reason)
 
+    @in_turn
     def import_rooms(self, data: dict[str, Any], *, actor: str = "operator",
                      reason: str | None = None) -> list[Event]:
         """Define rooms and their links from plain data — ``{"rooms": [{"name", "polygon",

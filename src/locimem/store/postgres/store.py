@@ -107,7 +107,8 @@ _CURSORS = itertools.count(1)  # names of server-side cursors, unique per proces
 def parse_url(url: str) -> tuple[str, str]:
     """(libpq connection string, schema) of a store URL: ``postgresql://USER@HOST:PORT/DB``
     with an optional ``?schema=NAME`` (default ``locimem``; lower-case letters, digits and
-    ``_``) beside libpq's own parameters."""
+    ``_``, not starting with ``pg_``: PostgreSQL keeps those for its own schemas, such as
+    ``pg_catalog``, ``pg_toast`` and ``pg_temp``) beside libpq's own parameters."""
     parts = urlsplit(url)
     query = parse_qsl(parts.query, keep_blank_values=True)
     schemas = [v for k, v in query if k == "schema"]
@@ -115,6 +116,9 @@ def parse_url(url: str) -> tuple[str, str]:
     if not _SCHEMA_NAME.match(schema):
         raise InvalidInput(f"schema must be lower-case letters, digits and '_' (at most 63), "
                            f"starting with a letter or '_'; got {schema!r}")
+    if schema.startswith("pg_"):
+        raise InvalidInput(f"schema {schema!r} starts with 'pg_', which PostgreSQL reserves "
+                           "for its own schemas (pg_catalog, pg_toast, pg_temp); name another")
     rest = urlencode([(k, v) for k, v in query if k not in ("schema", LATE_S_KEY)])
     return urlunsplit(parts._replace(query=rest)), schema
 
@@ -320,6 +324,11 @@ class PostgresStore:
             raise WriteConflict(
                 f"another writer committed to {self.path!r} with the same ids "
                 f"({exc.diag.message_detail or exc}); nothing was written") from None
+        except psycopg.DataError as exc:  # a value the server cannot hold (the boundary
+            # checks keep them out: see locimem.check)
+            raise InvalidInput(f"{self.path!r} refused a value of this write "
+                               f"({str(exc).strip().splitlines()[0]}); nothing was "
+                               "written") from None
 
     def _lock(self, conn: psycopg.Connection[Any], scope: str) -> None:
         conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s), hashtext(%s))",

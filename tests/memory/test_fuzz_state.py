@@ -50,7 +50,8 @@ SCOPE = "fz"
 
 coord = st.one_of(st.sampled_from([0.0, 0.05, 0.1, 0.5, 1.0, 1.02, 1.5, 2.0, 3.0]),
                   st.floats(-1.0, 4.0, allow_nan=False, allow_infinity=False),
-                  st.sampled_from([1e7, -1e300, math.nan, math.inf]))  # refused at the boundary
+                  st.sampled_from([1e7, -1e300, math.nan, math.inf]),  # refused at the boundary
+                  st.sampled_from([5e-324, -1e-310]))  # subnormal: 0.0 on every backend
 safe = st.floats(-1.0, 4.0, allow_nan=False, allow_infinity=False)
 extent = st.one_of(st.sampled_from([0.0, 0.08, 0.1, 0.3, 1.2]),
                    st.floats(0.0, 2.0, allow_nan=False), st.sampled_from([-0.1, 1e19]))
@@ -62,7 +63,8 @@ embedding = st.one_of(
 )
 detection_args = st.fixed_dictionaries({
     "label": st.sampled_from(LABELS),
-    "confidence": st.one_of(st.sampled_from([0.01, 0.3, 0.6, 0.9, 1.0]), st.just(1.5)),
+    "confidence": st.one_of(st.sampled_from([0.01, 0.3, 0.6, 0.9, 1.0]),
+                            st.sampled_from([1.5, 5e-324])),
     "center": st.tuples(coord, coord, st.sampled_from([0.0, 0.4, 0.8, 0.9])),
     "size": st.tuples(extent, extent, extent),
     "feature": embedding,
@@ -201,7 +203,9 @@ class MemoryMachine(RuleBasedStateMachine):
 
     @rule(data=st.data(), values=st.dictionaries(st.sampled_from(["color", "mobile", ""]),
                                                  st.one_of(st.text(max_size=5), st.booleans(),
-                                                           st.floats(allow_nan=True)),
+                                                           st.floats(allow_nan=True),
+                                                           st.sampled_from([2**63, 10**4000,
+                                                                            -(2**63)])),
                                                  max_size=2),
           remove=st.lists(st.sampled_from(["color", "mobile"]), max_size=2))
     def set_attributes(self, data: st.DataObject, values: dict[str, Any],

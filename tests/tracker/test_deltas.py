@@ -353,3 +353,34 @@ def test_a_merge_settles_the_absorbed_objects_open_deltas(tmp_path) -> None:
     assert validate_store(path).ok
     export_memory(path, tmp_path / "out", scope="default")
     import_memory(tmp_path / "out", tmp_path / "copy.loci")
+
+
+def test_a_merge_settles_the_open_deltas_about_the_absorbed_prior_object(tmp_path) -> None:
+    """A prior cup (#2) never seen at its place, a cup seen elsewhere (#3): a 'moved' delta
+    about #2 with #3's evidence. merge(1, 2) absorbs #2, so that delta is settled then
+    (rejected, naming the merge); #3's next sightings support nothing about #2, and no DELTA
+    event names #2 after its MERGED (a long stateful fuzz run found one)."""
+    from locimem.interchange.validate import validate_store
+
+    path = tmp_path / "p.loci"
+    cup = (0.08, 0.08, 0.1)
+    with ObjectMemory.open(path) as mem:
+        mem.load_prior([
+            {"label": "kitchen table", "center": (1.0, 1.0, 0.4), "size": (1.2, 0.8, 0.8)},
+            {"label": "cup", "center": (1.0, 1.0, 0.9), "size": cup}], scene="survey")
+        for t in range(6):
+            mem.observe(float(t), [Detection("cup", 0.9, (4.0, 3.0, 0.9), cup)])
+        moved = [d for d in mem.deltas() if d["kind"] == "moved"]
+        assert [(d["object"], d["live"], d["status"]) for d in moved] == [(2, 3, "pending")]
+        mem.merge(1, 2, actor="alice")
+        (after,) = [d for d in mem.deltas() if d["id"] == moved[0]["id"]]
+        assert after["status"] == "rejected"
+        assert after["history"][-1]["reason"] == "merged into #1"
+        for t in range(6, 12):
+            mem.observe(float(t), [Detection("cup", 0.9, (4.0, 3.0, 0.9), cup)])
+        (merge,) = mem.events(kind=["MERGED"])
+        assert [e for e in mem.events(kind=["DELTA"])
+                if e.object_id == 2 and e.commit > merge.commit] == []
+        assert [d["status"] for d in mem.deltas() if d["object"] == 2] == ["rejected"]
+        assert mem.snapshot() == mem.rebuild_from_log().snapshot()
+    assert validate_store(path).ok

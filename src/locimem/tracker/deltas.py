@@ -196,12 +196,18 @@ class _Detector:
     def merged(self, gone: int, into: int) -> None:
         """Identity ``gone`` was merged into ``into`` in this commit: no open delta whose
         evidence is ``gone``'s stands any more — an addition, a move, a reshape or a removal
-        (what it saw is now ``into``'s evidence, judged as such from the next scan on). They
-        are settled here, so no delta waits on an identity that no longer exists."""
+        (what it saw is now ``into``'s evidence, judged as such from the next scan on) — and
+        none *about* ``gone`` as a prior object either (a move seen as another identity: the
+        prior object it is about no longer exists, so later sightings cannot support it).
+        They are settled here, so no delta waits on, or names, an identity that is gone."""
+        why = f"merged into #{into}"
         for kind in DELTA_KINDS:
             d = self._open(gone, kind)
             if d is not None:
-                self._reject(d, f"merged into #{into}")
+                self._reject(d, why)
+        for d in self._deltas(("object", gone)):
+            if d.status in OPEN:
+                self._reject(d, why)
 
     def _unmapped(self, obj: ObjectState, n_seen: int, kinds: set[EventKind]) -> None:
         """An object the prior map does not have: an addition, or a prior object that moved

@@ -6,17 +6,22 @@ named pipe is refused with a typed error instead of hanging the command: the pat
 ``stat``-ed before it is opened (opening a FIFO for reading blocks until a writer comes),
 opened non-blocking, and checked again on the open descriptor (in case it was swapped in
 between). A missing or unreadable file raises the ``OSError`` for the caller to word.
+
+And creating the temporary file an export is written through before its rename
+(:func:`new_file`), with the mode every new file gets.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 import stat
+from pathlib import Path
 from typing import BinaryIO
 
 from locimem.errors import InvalidInput
 
-__all__ = ["KIB", "MIB", "check_regular", "open_regular", "read_regular"]
+__all__ = ["KIB", "MIB", "check_regular", "new_file", "open_regular", "read_regular"]
 
 KIB = 1024
 MIB = 1024 * KIB
@@ -94,3 +99,16 @@ def read_regular(path: str | os.PathLike[str], what: str, max_bytes: int,
         raise InvalidInput(f"{what} {os.fspath(path)!r} is larger than {_size(max_bytes)}: "
                            f"{expected}")
     return data
+
+
+def new_file(directory: Path, prefix: str, suffix: str) -> Path:
+    """Create an empty file ``PREFIX<random>SUFFIX`` in ``directory`` with the mode a new file
+    gets under the umask (``0o666 & ~umask``, like every export; ``mkstemp`` would make it
+    owner-only)."""
+    while True:
+        path = directory / f"{prefix}{secrets.token_hex(4)}{suffix}"
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+        except FileExistsError:  # pragma: no cover - 2**32 names
+            continue
+        return path

@@ -45,7 +45,6 @@ import json
 import lzma
 import math
 import os
-import secrets
 import shutil
 import sqlite3
 import time
@@ -64,7 +63,7 @@ from locimem.errors import (
     NotFound,
     SchemaVersionError,
 )
-from locimem.files import open_regular
+from locimem.files import new_file, open_regular
 from locimem.store.base import is_postgres_url, redacted
 from locimem.store.sqlite.backup import vacuum_store_file
 from locimem.store.sqlite.files import fsync_directory, stamp_pid, writer_lock, writer_lock_path
@@ -615,12 +614,5 @@ def _store_version(conn: sqlite3.Connection, where: str, error: type[LocimemErro
 
 
 def _new_temp(directory: Path, name: str) -> Path:
-    """Create an empty, hidden temporary file ``.NAME.<random>.tmp`` in ``directory`` (with
-    the mode a new file gets under the umask, like the files it stands in for)."""
-    while True:
-        path = directory / f".{name}.{secrets.token_hex(4)}.tmp"
-        try:
-            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
-        except FileExistsError:  # pragma: no cover - 2**32 names
-            continue
-        return path
+    """An empty, hidden temporary file ``.NAME.<random>.tmp`` in ``directory``."""
+    return new_file(directory, f".{name}.", ".tmp")

@@ -49,11 +49,11 @@ import json
 import math
 import os
 import re
-import secrets
 from pathlib import Path
 from typing import Any
 
 from locimem.errors import InvalidInput
+from locimem.files import new_file
 from locimem.model import ObjectStatus, TrackedObject
 from locimem.query.hedge import sanitize
 from locimem.query.reader import MemoryReader, RoomInfo
@@ -353,19 +353,6 @@ def check_output_path(path: Any, suffixes: tuple[str, ...], what: str) -> Path:
     if not out.parent.is_dir():
         raise InvalidInput(f"no directory {str(out.parent)!r} to write the {what} in")
     return out
-
-
-def new_file(directory: Path, prefix: str, suffix: str) -> str:
-    """Create an empty file ``PREFIX<random>SUFFIX`` in ``directory`` with the mode a new file
-    gets under the umask (``0o666 & ~umask``, like every export; ``mkstemp`` would make it
-    owner-only)."""
-    while True:
-        path = directory / f"{prefix}{secrets.token_hex(4)}{suffix}"
-        try:
-            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
-        except FileExistsError:  # pragma: no cover - 2**32 names
-            continue
-        return str(path)
 
 
 def write_atomically(path: Path, data: bytes) -> None:

@@ -46,11 +46,12 @@ from pathlib import Path
 from typing import Any
 
 from locimem.errors import InvalidInput, LocimemError
+from locimem.files import new_file
 from locimem.model import Event, EventKind, ScanResult, TrackedObject
 from locimem.query.hedge import sanitize
 from locimem.query.reader import MemoryReader, RoomInfo
 from locimem.times import looks_unix
-from locimem.viz.map import check_output_path, new_file
+from locimem.viz.map import check_output_path
 from locimem.viz.story import (
     STORY_KINDS,
     check_scope_has_story,

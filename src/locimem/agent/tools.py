@@ -517,6 +517,9 @@ def _event_summary(ev: Event) -> str:
             return f"{k.value.lower()} at {place_text(d['center'])}"
         if k is EventKind.MOVED:
             return f"moved {float(d['distance_m']):.2f} m to {place_text(d['to'])}"
+        if k is EventKind.REANCHORED:
+            return (f"re-anchored {float(d['shift_m']):.2f} m to {place_text(d['to'])} by a "
+                    "pose correction")
         if k is EventKind.SETTLED:
             return (f"its place settled at {place_text(d['to'])} after "
                     f"{int(d['n_detections'])} sightings")

@@ -52,6 +52,9 @@ def format_event(ev: Event) -> str:
         return f"{head} at {place(d['to'])} after {d['n_detections']} detections"
     if ev.kind is EventKind.MOVED:
         return f"{head} {place(d['from'])} -> {place(d['to'])} ({d['distance_m']:.2f} m)"
+    if ev.kind is EventKind.REANCHORED:
+        return (f"{head} {place(d['from'])} -> {place(d['to'])} ({d['shift_m']:.2f} m, "
+                f"{d['n_reanchored']} sightings re-anchored by a pose correction)")
     if ev.kind is EventKind.LOST:
         return (f"{head}: unseen since {time_text(d['last_seen'])} (confidence "
                 f"{d['confidence']:.2f})")

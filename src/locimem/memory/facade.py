@@ -36,6 +36,7 @@ from locimem.errors import InvalidInput, LocimemError, ScopeError
 from locimem.index.vectors import ExactIndex, VectorIndex
 from locimem.memory.corrections import Corrections
 from locimem.memory.maintenance import Maintenance
+from locimem.memory.poses import PoseCorrections
 from locimem.memory.prior import PriorMapWrites
 from locimem.memory.rooms import RoomWrites
 from locimem.model import (
@@ -63,7 +64,7 @@ records out: their ``msg`` is this string)."""
 
 
 
-class ObjectMemory(Corrections, PriorMapWrites, RoomWrites, Maintenance):
+class ObjectMemory(Corrections, PoseCorrections, PriorMapWrites, RoomWrites, Maintenance):
     """A persistent object memory for one scope of one store.
 
     Open it with :meth:`open`; use it as a context manager so it is always closed::

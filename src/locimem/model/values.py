@@ -59,6 +59,7 @@ class EventKind(str, enum.Enum):
     DELTA = "DELTA"  # a difference from the prior map was opened or changed status
     KEYFRAME = "KEYFRAME"  # a frame that saw the object was kept (and maybe one archived)
     SETTLED = "SETTLED"  # a thing published at its first sighting settled where more put it
+    REANCHORED = "REANCHORED"  # a pose correction moved the sightings the object's place came from
 
     def __str__(self) -> str:
         return self.value

@@ -544,6 +544,12 @@ def _apply_event(state: MemoryState, ev: Event, lost_after_s: float) -> None:
         state.note_absence(obj)
         state.schedule_loss(obj, lost_after_s)
         _reindex(state, obj)
+    elif kind is EventKind.REANCHORED:  # a pose correction: the place it was seen at moved
+        obj.center = tuple(data["to"])  # type: ignore[assignment]
+        obj.place = tuple(data["place"])  # type: ignore[assignment]
+        obj.held = ()  # held sightings were placed with the poses before the correction
+        state.place_object(obj)
+        _reindex(state, obj)
     elif kind is EventKind.CORRECTED:
         _apply_correction(state, obj, data, ev.t)
         state.index_label(obj)

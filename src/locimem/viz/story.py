@@ -43,7 +43,7 @@ STORY_KINDS: frozenset[EventKind] = frozenset({
     EventKind.APPEARED, EventKind.PROMOTED, EventKind.LABEL_CHANGED, EventKind.MOVED,
     EventKind.LOST, EventKind.REACQUIRED, EventKind.CORRECTED, EventKind.SUPPRESSED,
     EventKind.REVIVED, EventKind.ROOM_DEFINED, EventKind.ROOMS_CONNECTED, EventKind.ROOM_REMOVED,
-    EventKind.EXPIRED, EventKind.MERGED, EventKind.SPLIT,
+    EventKind.EXPIRED, EventKind.MERGED, EventKind.SPLIT, EventKind.REANCHORED,
 })
 
 LOST_RGB = (150, 150, 150)
@@ -197,6 +197,8 @@ def event_text(ev: Event) -> str:
         return f"{head} at {_place(d['center'])}"
     if ev.kind is EventKind.MOVED:
         return f"{head} {_place(d['from'])} -> {_place(d['to'])} ({d['distance_m']:.2f} m)"
+    if ev.kind is EventKind.REANCHORED:
+        return f"{head} {_place(d['from'])} -> {_place(d['to'])} (pose correction)"
     if ev.kind is EventKind.LABEL_CHANGED:
         return f"{head}: label {sanitize(str(d['from']))!r} -> {sanitize(str(d['to']))!r}"
     if ev.kind is EventKind.LOST and "last_seen" in d:
@@ -209,9 +211,10 @@ def event_text(ev: Event) -> str:
 
 
 def move_of(ev: Event) -> tuple[tuple[float, float, float], tuple[float, float, float]] | None:
-    """(from, to) centres of a move: a MOVED event, or a CORRECTED event of the centre."""
+    """(from, to) centres of a move: a MOVED or REANCHORED event, or a CORRECTED event of the
+    centre."""
     d = ev.data
-    if ev.kind is EventKind.MOVED or (ev.kind is EventKind.CORRECTED
+    if ev.kind in (EventKind.MOVED, EventKind.REANCHORED) or (ev.kind is EventKind.CORRECTED
                                       and d.get("field") == "center"):
         try:
             a = tuple(float(v) for v in d["from"])

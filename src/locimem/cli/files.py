@@ -81,6 +81,11 @@ def parser_export(sub: Sub) -> None:
     p.add_argument("--hmac-key-file", metavar="FILE",
                    help="sign the manifest with HMAC-SHA256, keyed by this file's bytes (at "
                         "least 16); import then needs the same key")
+    p.add_argument("--until-commit", type=int, metavar="N",
+                   help="directory: the scope as it was at commit N (its record up to N, the "
+                        "state replayed from it), to drop what landed after (a scan whose "
+                        "clock was years ahead); import it into a new store. `locimem audit` "
+                        "lists the commits")
     add_quiet(p)
     p.set_defaults(func=cmd_export)
 
@@ -104,6 +109,9 @@ def _check_export_target(target: str) -> None:
 def cmd_export(args: argparse.Namespace) -> int:
     _check_export_target(args.target)
     target = args.target.lower()
+    if args.until_commit is not None and target.endswith((*_USD_SUFFIXES, *_GRAPH_SUFFIXES)):
+        raise InvalidInput("--until-commit exports a directory (the record up to a commit); "
+                           "give a new directory as TARGET")
     if target.endswith(_USD_SUFFIXES):
         from locimem.interchange.usd import export_usd
 
@@ -121,7 +129,8 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     args.scope = resolve_scope(args.store, args.scope)
     r = export_memory(args.store, args.target, scope=args.scope, scene=args.scene,
-                      progress=progress(args), hmac_key=_hmac_key(args))
+                      progress=progress(args), hmac_key=_hmac_key(args),
+                      until_commit=args.until_commit)
     document(args, {"path": str(r.directory), "format": "directory", "files": r.files,
                     "bytes": r.bytes, "counts": r.counts, "seconds": round(r.seconds, 3),
                     "signed": r.signed},

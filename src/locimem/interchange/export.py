@@ -110,7 +110,8 @@ class ExportReport:
 def export_memory(store_path: str | os.PathLike[str], directory: str | os.PathLike[str], *,
                   scope: str, scene: str | None = None, map_frame: str = "map",
                   progress: Progress | None = None,
-                  hmac_key: bytes | None = None) -> ExportReport:
+                  hmac_key: bytes | None = None,
+                  until_commit: int | None = None) -> ExportReport:
     """Write one scope of the store at ``store_path`` to a new memory directory.
 
     Safe while another process writes to the store: everything is read in one read
@@ -125,13 +126,25 @@ def export_memory(store_path: str | os.PathLike[str], directory: str | os.PathLi
     SHA-256); :func:`~locimem.interchange.load.import_memory` then refuses the directory
     unless given the same key.
 
+    ``until_commit`` exports the scope as it was at that commit: its records up to it and
+    the state they imply (:mod:`locimem.interchange.prefix`) — how an operator drops what
+    landed after it (a scan whose clock was years ahead) and starts a store from the rest.
+
     Raises:
         NotFound: no store at ``store_path``, no scope ``scope`` in it, or the parent of
             ``directory`` does not exist.
         NotAStore: the file is not a locimem store.
         SchemaVersionError: the store is from a newer locimem.
-        InvalidInput: ``directory`` exists and is not empty; a bad ``scene`` or ``map_frame``.
+        InvalidInput: ``directory`` exists and is not empty; a bad ``scene`` or ``map_frame``;
+            ``until_commit`` is not a commit of the scope.
     """
+    if until_commit is not None:
+        from locimem.interchange.prefix import prefix_copy
+
+        _check_export_target(Path(directory))
+        with prefix_copy(store_path, check_scope(scope), until_commit) as copy:
+            return export_memory(copy, directory, scope=scope, scene=scene,
+                                 map_frame=map_frame, progress=progress, hmac_key=hmac_key)
     if is_postgres_url(store_path):  # a PostgreSQL scope: exported from a scratch copy
         from locimem.interchange.move import scratch_copy
 

@@ -58,6 +58,7 @@ from locimem.tracker.load import replay_stale_cache
 _UNREADABLE = (sqlite3.DatabaseError, KeyError, ValueError, TypeError, IndexError,
                AttributeError, OverflowError, zlib.error, RecursionError)
 logger = logging.getLogger("locimem")
+_FUTURE_S = 86400.0  # a latest scan further ahead of the wall clock than this looks wrong
 SCAN_WARNING = "scan at t=%s: %s"
 """How ``observe`` logs a scan's warnings (a caller that reports them itself may filter these
 records out: their ``msg`` is this string)."""
@@ -208,9 +209,10 @@ class ObjectMemory(Corrections, PoseCorrections, PriorMapWrites, RoomWrites, Mai
         limit = max(-math.inf if now is None else now - self._late_s,
                     -math.inf if own is None else own)
         if t < limit:
+            stuck = self._stuck_in_future(t)
             if own is not None and t < own:  # behind this writer's own scan: never
                 raise InvalidInput(f"t={t} is before the latest scan (t={now}); scans must "
-                                   "not go back in time")
+                                   f"not go back in time{stuck}")
             need = _late_hint(now - t)
             late = (f" by more than late_s={self._late_s} s (the store's late-scan "
                     "tolerance)" if self._late_s else "")
@@ -219,7 +221,7 @@ class ObjectMemory(Corrections, PoseCorrections, PriorMapWrites, RoomWrites, Mai
                 f"time. If another robot or recording wrote it (clocks that disagree, or an "
                 f"overlapping recording), raise the tolerance to at least {need} s: "
                 f"ObjectMemory.open(..., late_s={need}) (--late-s {need}), or ?late_s={need} "
-                "in a PostgreSQL URL")
+                f"in a PostgreSQL URL{stuck}")
         if camera is not None and not isinstance(camera, Camera):
             raise InvalidInput(f"camera must be a Camera or None, got {type(camera).__name__}")
         if isinstance(detections, (str, bytes, Detection)) or not hasattr(detections, "__iter__"):
@@ -243,6 +245,20 @@ class ObjectMemory(Corrections, PoseCorrections, PriorMapWrites, RoomWrites, Mai
                         f"embeddings have width {dim}"
                     )
         return dets
+
+    def _stuck_in_future(self, t: float) -> str:
+        """When the scope's latest scan is more than a day ahead of the wall clock and ``t``
+        is not: how to take the scope back to before the scan a wrong clock wrote."""
+        now, wall = self._state.now, float(self._clock())
+        if now is None or now <= wall + _FUTURE_S or t > wall + _FUTURE_S:
+            return ""
+        good = self.store.last_commit_at(self._scope, t=wall + _FUTURE_S)
+        where = f"--until-commit {good}" if good else "--until-commit N"
+        return (f". The latest scan (t={now}) is {(now - wall) / 86400:,.0f} days ahead of "
+                "this machine's clock: if a wrong clock wrote it, start a store from the scope "
+                f"as it was before it: locimem export STORE DIR --scope {self._scope} {where} "
+                f"(the last commit at a time up to a day from now), then locimem import DIR "
+                "NEW_STORE")
 
     _logged_width: int | None = None  # width of a rejected detection's logged embedding
     _logged_width_known = False

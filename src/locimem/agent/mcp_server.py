@@ -78,8 +78,10 @@ def _require_mcp() -> None:
 
 
 class StoreHandle:
-    """A memory opened on a store file, reopened when another process has written to it
-    (read-only mode: SQLite's ``data_version`` tells). ``reader()`` returns the current one."""
+    """A memory opened on a store, kept current with what other processes write: a SQLite
+    reader is reopened when the file's ``data_version`` changed; a PostgreSQL memory (reader
+    or writer: robots write beside it) catches up on the scope's log (``refresh``).
+    ``reader()`` returns the current one."""
 
     def __init__(self, path: str | os.PathLike[str], scope: str = "default",
                  allow_writes: bool = False) -> None:
@@ -116,9 +118,12 @@ class StoreHandle:
             return None
 
     def reader(self) -> ObjectMemory:
-        if not self._writable:
+        """The memory, current with every commit that landed (another process's too)."""
+        if self._version is None:  # a server store (no data_version): catch up on its log
+            self._mem.refresh()
+        elif not self._writable:  # a SQLite reader: reopened when the file changed
             version = self._data_version()
-            if version is not None and version != self._version:
+            if version != self._version:
                 old = self._mem
                 self._mem, self._version = self._open_current()
                 old.close()

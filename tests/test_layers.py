@@ -24,7 +24,7 @@ LAYERS: list[set[str]] = [
     # compact JSON, the time contract (reading and showing valid times), opening a file a
     # user named (regular files only, read within a size limit)
     {"model", "index"},  # the record and object state; spatial and vector indexes
-    {"config", "geometry", "frames"},  # tracker settings; camera geometry; rigid transforms
+    {"config", "geometry", "frames", "align"},  # settings; camera geometry; rigid transforms
     {"scene", "evidence", "store", "sim"},  # rooms and relations; keyframes; storage; worlds
     {"tracker"},  # decide, apply, commit: the only writer of state
     {"query"},  # reading a state: objects and space, rooms, history, the prior map

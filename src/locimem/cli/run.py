@@ -117,10 +117,12 @@ def parser_bench(sub: Sub) -> None:
                        "or load (1 writer and 4 readers on one file: torn states, p99s) "
                        "or fleet (1-8 writer processes on PostgreSQL beside SQLite) "
                        "or open / rebuild (state read, replay: beside a bare read of the rows; "
-                       "--objects, default 10000, and --open-observations)")
+                       "--objects, default 10000, and --open-observations) "
+                       "or frames (map-epoch alignment time; a scan's cost in an aligned "
+                       "epoch beside the memory's own frame)")
     p.add_argument("suite", nargs="?", default="ingest",
                    choices=["ingest", "retention", "quality", "queries", "qa", "interchange",
-                            "bag", "crowd", "load", "fleet", "open", "rebuild"],
+                            "bag", "crowd", "load", "fleet", "open", "rebuild", "frames"],
                    help="which benchmark (default: ingest)")
     p.add_argument("--minutes", type=float, default=10.0,
                    help="retention: minutes of 30 Hz stream to simulate (default 10)")
@@ -198,6 +200,11 @@ def _bench(args: argparse.Namespace, out: TextIO) -> int:
 
         run_interchange(args.interchange_objects, args.interchange_observations,
                         progress=progress(args))
+        return 0
+    if args.suite == "frames":
+        from locimem.bench.frames import run_frames_suite
+
+        run_frames_suite(out, args.scans)
         return 0
     if args.suite == "crowd":
         from locimem.bench.crowd import run_crowd_suite

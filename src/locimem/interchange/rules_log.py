@@ -35,7 +35,8 @@ if TYPE_CHECKING:
     from locimem.interchange.validate import Checker, Scope
 
 # events about no object
-_OBJECTLESS = ("ROOM_DEFINED", "ROOMS_CONNECTED", "ROOM_REMOVED", "COMPACTED")
+_OBJECTLESS = ("ROOM_DEFINED", "ROOMS_CONNECTED", "ROOM_REMOVED", "COMPACTED", "MAP_EPOCH",
+               "MAP_ALIGNED")
 _EVENT_KINDS = tuple(k.value for k in EventKind)
 _IDENTITY_COMMITS = "'scan', 'correction', 'consolidate'"  # commits that merge or split
 

@@ -35,6 +35,7 @@ from locimem.config import TrackerConfig
 from locimem.errors import InvalidInput, LocimemError, ScopeError
 from locimem.index.vectors import ExactIndex, VectorIndex
 from locimem.memory.corrections import Corrections
+from locimem.memory.epochs import MapEpochs, sync_counters
 from locimem.memory.maintenance import Maintenance
 from locimem.memory.poses import PoseCorrections
 from locimem.memory.prior import PriorMapWrites
@@ -65,7 +66,8 @@ records out: their ``msg`` is this string)."""
 
 
 
-class ObjectMemory(Corrections, PoseCorrections, PriorMapWrites, RoomWrites, Maintenance):
+class ObjectMemory(Corrections, PoseCorrections, MapEpochs, PriorMapWrites, RoomWrites,
+                   Maintenance):
     """A persistent object memory for one scope of one store.
 
     Open it with :meth:`open`; use it as a context manager so it is always closed::
@@ -166,7 +168,8 @@ class ObjectMemory(Corrections, PoseCorrections, PriorMapWrites, RoomWrites, Mai
             raise
 
     def observe(self, t: float, detections: Iterable[Detection] = (),
-                camera: Camera | None = None, *, source: str = "tracker") -> ScanResult:
+                camera: Camera | None = None, *, source: str = "tracker",
+                map_epoch: str | None = None) -> ScanResult:
         """Ingest one scan: what perception saw at time ``t`` (seconds).
 
         Scans must come in time order (equal times are allowed). A scan with no detections
@@ -176,6 +179,13 @@ class ObjectMemory(Corrections, PoseCorrections, PriorMapWrites, RoomWrites, Mai
         ``source`` names the sensor or pipeline that produced the scan ("head-cam/yolo"): it
         is the scan's actor in the audit, and the ``source`` of every object it creates.
 
+        ``map_epoch`` names the SLAM session whose map frame the scan's positions are in
+        ("2026-12-04-boot"; see :meth:`map_epochs`). None — and the first epoch a scope sees
+        — is the memory's own frame. A new epoch is provisional: its scans are tracked apart
+        until the memory finds the transform into its frame (or one is given with
+        :meth:`align_epoch`); then they join the memory, and later scans are transformed on
+        the way in.
+
         Returns:
             ScanResult with the object id given to each detection (None where the detection
             was rejected — see ``rejected`` for the reason) and the events the scan produced.
@@ -183,6 +193,15 @@ class ObjectMemory(Corrections, PoseCorrections, PriorMapWrites, RoomWrites, Mai
         self._writable("observe", catch_up=False)  # (the turn catches up)
         t = check_valid_time(t)
         source = check_text(source, "source")
+        if map_epoch is not None:
+            return self._observe_in_epoch(t, detections, camera, source, map_epoch)
+        if self.__dict__.get("_provisional"):  # an epoch's own scope took ids meanwhile
+            sync_counters(self)
+        return self._scan(t, detections, camera, source)
+
+    def _scan(self, t: float, detections: Iterable[Detection], camera: Camera | None,
+              source: str) -> ScanResult:
+        """One scan in the memory's frame (checked time and source)."""
         # the scope's write lock, caught up on other writers' commits: the checks and the
         # decision see every commit before this one
         # (a failed turn — a refused write, a lost connection — puts back the store's state)

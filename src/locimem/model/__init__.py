@@ -22,6 +22,7 @@ from locimem.model.values import (
     Detection,
     Event,
     EventKind,
+    MapEpoch,
     ObjectStatus,
     Observation,
     Quat,
@@ -35,7 +36,8 @@ from locimem.model.values import (
 
 __all__ = [
     "HELD_MAX", "NO_IDS", "AuditEntry", "Camera", "Commit", "CompactionReport", "Detection",
-    "Event", "EventKind", "Held", "ObjectState", "ObjectStatus", "Observation", "ObservationMeta",
+    "Event", "EventKind", "Held", "MapEpoch", "ObjectState", "ObjectStatus", "Observation",
+    "ObservationMeta",
     "Quat", "RecallResult", "Record", "RejectionKey", "RejectionState", "ScanResult",
     "Tombstone", "TombstoneState", "TrackedObject", "Vec3",
 ]

@@ -60,6 +60,8 @@ class EventKind(str, enum.Enum):
     KEYFRAME = "KEYFRAME"  # a frame that saw the object was kept (and maybe one archived)
     SETTLED = "SETTLED"  # a thing published at its first sighting settled where more put it
     REANCHORED = "REANCHORED"  # a pose correction moved the sightings the object's place came from
+    MAP_EPOCH = "MAP_EPOCH"  # a map epoch (a SLAM session's frame) began (object id 0)
+    MAP_ALIGNED = "MAP_ALIGNED"  # a map epoch's transform into the memory's frame was set (id 0)
 
     def __str__(self) -> str:
         return self.value
@@ -340,6 +342,45 @@ class Commit:
     # the evidence of absence each missed object took, in seconds of the belief's time scale
     # (aligned with ``missed``; see docs/architecture.md, "Belief")
     miss_credits: tuple[float, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class MapEpoch:
+    """One SLAM session's map frame, as the memory knows it (:meth:`map_epochs`).
+
+    ``status``: ``"base"`` (the memory's own frame: the first epoch), ``"provisional"`` (not
+    aligned yet: its scans are tracked apart, in ``scope``, and not matched to the memory's
+    objects), ``"aligned"`` (the memory found the transform) or ``"given"`` (a person or a
+    map server set it). ``transform`` maps the epoch's coordinates into the memory's frame
+    (``(translation_xyz, quaternion_wxyz)``; None while provisional); ``residual_m`` and
+    ``inliers`` are the fit's (an automatic alignment), ``since`` the valid time it began,
+    ``why`` the latest attempt's word on a provisional epoch ("only 2 landmarks agree ...").
+    """
+
+    name: str
+    status: str
+    since: float
+    transform: tuple[tuple[float, float, float], tuple[float, float, float, float]] | None = None
+    yaw_deg: float | None = None
+    residual_m: float | None = None
+    inliers: int = 0
+    scope: str | None = None
+    why: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "status": self.status, "since": self.since,
+                "transform": None if self.transform is None else [list(v) for v in
+                                                                  self.transform],
+                "yaw_deg": self.yaw_deg, "residual_m": self.residual_m,
+                "inliers": self.inliers, "scope": self.scope}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> MapEpoch:
+        pair = d.get("transform")
+        return cls(d["name"], d["status"], float(d["since"]),
+                   None if pair is None else (tuple(pair[0]), tuple(pair[1])),  # type: ignore[arg-type]
+                   d.get("yaw_deg"), d.get("residual_m"), int(d.get("inliers", 0)),
+                   d.get("scope"))
 
 
 @dataclass(frozen=True, slots=True)

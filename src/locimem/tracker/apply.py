@@ -18,6 +18,7 @@ from locimem.model import (
     Commit,
     Event,
     EventKind,
+    MapEpoch,
     ObjectState,
     Observation,
     Record,
@@ -33,6 +34,7 @@ TOMB_KEY = "tomb:"  # rejection key prefix of a sighting suppressed by a tombsto
 _NO_OP = frozenset({EventKind.COMPACTED, EventKind.SUPPRESSED, EventKind.RELATION})
 _ROOM_KINDS = frozenset({EventKind.ROOM_DEFINED, EventKind.ROOMS_CONNECTED,
                         EventKind.ROOM_REMOVED})
+EPOCH_KINDS = frozenset({EventKind.MAP_EPOCH, EventKind.MAP_ALIGNED})
 
 
 def update_object(obj: ObjectState, obs: Observation, camera: bool = False) -> None:
@@ -425,6 +427,8 @@ def _touch(touched: Touched, ev: Event) -> None:
     kind, oid = ev.kind, ev.object_id
     if kind in _ROOM_KINDS:
         touched.rooms = True
+    elif kind in EPOCH_KINDS:  # no row: the events are the record (see load_state)
+        return
     elif kind is EventKind.PRIOR:
         touched.prior.add(oid)
     elif kind is EventKind.DELTA:
@@ -487,6 +491,9 @@ def _apply_event(state: MemoryState, ev: Event, lost_after_s: float) -> None:
         return
     if kind is EventKind.KEYFRAME:
         state.keyframes[ev.object_id] = keyframes_of(data["kept"])
+        return
+    if kind in EPOCH_KINDS:
+        apply_epoch(state, ev)
         return
     if kind is EventKind.ROOM_DEFINED:
         state.scene.rooms.define(data["name"], data["polygon"], data.get("z_range"))
@@ -569,6 +576,22 @@ def _apply_event(state: MemoryState, ev: Event, lost_after_s: float) -> None:
         state.tomb_grid.set(obj.id, obj.center)
     else:  # pragma: no cover - every kind is handled above
         raise ValueError(f"unknown event kind {kind}")
+
+
+def apply_epoch(state: MemoryState, ev: Event) -> None:
+    """A map epoch began (MAP_EPOCH) or its transform was set (MAP_ALIGNED)."""
+    data = ev.data
+    name = data["epoch"]
+    if ev.kind is EventKind.MAP_EPOCH:
+        state.epochs[name] = MapEpoch(name, data["status"], ev.t, scope=data.get("scope"))
+        return
+    before = state.epochs.get(name)
+    pair = data["transform"]
+    state.epochs[name] = MapEpoch(
+        name, data["status"], ev.t if before is None else before.since,
+        (tuple(pair[0]), tuple(pair[1])),  # type: ignore[arg-type]
+        data.get("yaw_deg"), data.get("residual_m"), len(data.get("inliers", ())),
+        None if before is None else before.scope)
 
 
 def new_object(ev: Event) -> ObjectState:

@@ -20,7 +20,7 @@ from locimem.gcpause import gc_paused
 from locimem.model import ObjectState
 from locimem.model.prior import Delta, PriorEntry
 from locimem.scene.rooms import RoomMap
-from locimem.tracker.apply import replay
+from locimem.tracker.apply import EPOCH_KINDS, apply_epoch, replay
 from locimem.tracker.state import MemoryState, keyframes_of
 
 if TYPE_CHECKING:  # the tracker needs only the protocol's shape, not a backend
@@ -125,6 +125,8 @@ def _read_state(store: Store, scope: str, config: TrackerConfig, from_log: bool,
                         for did, d in store.load_json_rows("deltas", scope).items()}
         state.keyframes = {oid: keyframes_of(kept)
                            for oid, kept in store.load_json_rows("keyframes", scope).items()}
+        for ev in store.events(scope, kind=[k.value for k in sorted(EPOCH_KINDS)]):
+            apply_epoch(state, ev)
     if state.feature_dim is None:  # a forgotten object's embedding still fixes the width
         for tomb in state.tombstones.values():
             if tomb.obj.feature is not None:

@@ -16,7 +16,7 @@ from locimem.evidence.keyframes import Keyframe
 from locimem.gcpause import gc_paused
 from locimem.index.features import FeatureMatrix
 from locimem.index.grid import SpatialGrid
-from locimem.model import ObjectState, RejectionState, TombstoneState
+from locimem.model import MapEpoch, ObjectState, RejectionState, TombstoneState
 from locimem.model.prior import Delta, PriorEntry
 from locimem.scene.relations import RelationConfig
 from locimem.scene.rooms import RoomMap
@@ -65,6 +65,7 @@ class MemoryState:
         self._born: dict[str, list[tuple[float, int]]] = {}
         self._born_key: dict[int, tuple[float, int]] = {}
         # whether the commit being applied came with a camera (set by apply at each commit)
+        self.epochs: dict[str, MapEpoch] = {}  # the map epochs (MAP_EPOCH, MAP_ALIGNED)
         self.camera_commit = False
         # loss queue: (deadline, id) for objects not lost whose belief is time-only (last seen
         # without a camera); stale entries are refreshed lazily
@@ -292,6 +293,9 @@ class MemoryState:
             "deltas": {did: d.to_dict() for did, d in sorted(self.deltas.items())},
             "keyframes": {oid: [k.to_dict() for k in kept]
                           for oid, kept in sorted(self.keyframes.items())},
+            # (only a scope that has map epochs has the key: older checkpoints read alike)
+            **({"epochs": {n: e.to_dict() for n, e in sorted(self.epochs.items())}}
+               if self.epochs else {}),
         }
 
     def relations_snapshot(self) -> dict[str, float]:
@@ -315,6 +319,7 @@ class MemoryState:
         state.prior = {int(k): PriorEntry.from_dict(v) for k, v in data.get("prior", {}).items()}
         state.deltas = {int(k): Delta.from_dict(v) for k, v in data.get("deltas", {}).items()}
         state.keyframes = {int(k): keyframes_of(v) for k, v in data.get("keyframes", {}).items()}
+        state.epochs = {n: MapEpoch.from_dict(e) for n, e in data.get("epochs", {}).items()}
         return state
 
 

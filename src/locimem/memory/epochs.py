@@ -1,0 +1,349 @@
+"""Map epochs: one memory across SLAM sessions whose map frames differ.
+
+A robot that starts a fresh SLAM map at each boot reports positions in a new frame, off from
+the stored one by an unknown yaw and translation. ``observe(..., map_epoch=NAME)`` names the
+session. The first epoch a scope sees is the memory's own frame (``base``). A new one is
+*provisional*: its scans go to a scope of their own (``SCOPE/epochs/NAME``), tracked there
+in the epoch's frame and never matched against the memory's objects, so nothing is
+corrupted while the frames are unknown. After each scan the memory tries to align the two:
+the large, stable objects (furniture-sized boxes seen several times) of the epoch against
+the memory's, by :func:`locimem.align.align_landmarks` (a consensus fit of yaw and
+translation that refuses too few landmarks, a large residual, and an ambiguous layout). On
+success — or when :meth:`MapEpochs.align_epoch` gives the transform — a ``MAP_ALIGNED``
+event records it, and the epoch's scans so far are decided again in the memory's frame, in
+order and in one transaction: sightings of things the memory knows join their identities
+(with their histories), new things become new objects, moved ones are ``MOVED``. From then
+on the epoch's detections and cameras are transformed on the way in.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from locimem.check import MAX_ABS_COORD_M, check_scope, check_text
+from locimem.errors import InvalidInput, ScopeError
+from locimem.frames import as_pair, check_transform, compose, invert, yaw_of
+from locimem.memory.base import MemoryBase
+from locimem.model import (
+    Camera,
+    Commit,
+    Detection,
+    Event,
+    EventKind,
+    MapEpoch,
+    Observation,
+    ScanResult,
+)
+from locimem.tracker.decide import RecordWriter
+from locimem.tracker.state import MemoryState
+
+LANDMARK_MIN_EXTENT_M = 0.4
+"""A box this large along one axis, or more, is furniture-sized: a landmark for alignment."""
+LANDMARK_MIN_SIGHTINGS = 3
+"""...and seen this many times (a stable estimate, not a passing false positive)."""
+_EPOCHS_PART = "epochs"  # a provisional epoch's scope: SCOPE/epochs/NAME
+
+
+class MapEpochs(MemoryBase):
+    """The map-epoch verbs of :class:`~locimem.memory.facade.ObjectMemory`."""
+
+    _scan: Any  # ObjectMemory._scan: one scan in the memory's frame
+    _provisional: dict[str, Any]
+    _why: dict[str, str]
+    _tried: dict[str, tuple[int, ...]]
+
+    def map_epochs(self) -> list[MapEpoch]:
+        """The map epochs this scope has seen, oldest first: the memory's own frame
+        (``base``) and each later SLAM session's, with its status, transform into the
+        memory's frame, fit residual and inliers, and (provisional) why it is not aligned
+        yet. Empty for a scope that never named an epoch (one fixed frame)."""
+        why = getattr(self, "_why", {})
+        return [_with_why(e, why.get(e.name)) for e in
+                sorted(self._state.epochs.values(), key=lambda e: (e.since, e.name))]
+
+    def align_epoch(self, epoch: str, transform: Any, *, actor: str = "operator",
+                    reason: str | None = None) -> Event:
+        """Set or correct the transform of map epoch ``epoch`` into the memory's frame: a
+        4x4 rigid matrix or ``(translation_xyz, quaternion_wxyz)`` mapping the epoch's
+        coordinates to the memory's (a map server's or an operator's word). A provisional
+        epoch joins the memory as if the memory had aligned it; an epoch not seen yet is
+        known before its first scan; an aligned one gets the new transform, and what was
+        seen in it since it began is re-anchored by the difference (as
+        :meth:`correct_poses`). Recorded as a correction (``status`` ``"given"``) with
+        ``actor`` and ``reason``; a later one undoes it. Returns the MAP_ALIGNED event."""
+        self._writable("align_epoch")
+        name = check_epoch(epoch)
+        matrix = check_transform(transform)
+        actor = check_text(actor, "actor")
+        reason = None if reason is None else check_text(reason, "reason", max_chars=1000)
+        known = self._state.epochs.get(name)
+        if known is not None and known.status == "base":
+            raise InvalidInput(f"map epoch {name!r} is the memory's own frame; give the "
+                               "transform of a later epoch")
+        if known is not None and known.status == "provisional":
+            return self._join(name, matrix, "given", None, (), actor, reason)[0]
+        with self._turn():
+            t = float(self._state.now or 0.0)
+            event = self._aligned_commit(name, matrix, "given", None, (), t, actor, reason)
+            if known is not None and known.transform is not None:
+                change = compose(matrix, invert(check_transform(known.transform)))
+                self.correct_poses([(known.since, t, change)], actor=actor,  # type: ignore[attr-defined]
+                                   reason=reason or f"map epoch {name!r} realigned")
+        return event
+
+    # -- scans of a named epoch ---------------------------------------------------------------
+    def _observe_in_epoch(self, t: float, detections: Iterable[Detection],
+                          camera: Camera | None, source: str, name: Any) -> ScanResult:
+        name = check_epoch(name)
+        epochs = self._state.epochs
+        epoch = epochs.get(name)
+        if epoch is None:
+            epoch = self._begin(name, t, source)
+        if epoch.status == "base":
+            return self._scan(t, detections, camera, source)
+        if epoch.status in ("aligned", "given"):
+            cache = self.__dict__.setdefault("_into", {})
+            into = cache.get(name)
+            if into is None or into[0] is not epoch:  # (a new MAP_ALIGNED: a new epoch value)
+                matrix = check_transform(epoch.transform)
+                into = cache[name] = (epoch, matrix, tuple(as_pair(matrix)[1]))
+            dets, cam = _transformed(into[1], _checked_list(detections), camera, into[2])
+            return self._scan(t, dets, cam, source)
+        sub = self._epoch_memory(epoch)
+        sync_counters(sub)
+        result = sub.observe(t, detections, camera, source=source)
+        sync_counters(self)
+        joined = self._try_align(name, sub, source)
+        return result if joined is None else joined
+
+    def _begin(self, name: str, t: float, source: str) -> MapEpoch:
+        """The first scan of an epoch: the memory's frame if the scope is new, else a
+        provisional epoch with a scope of its own."""
+        state = self._state
+        if state.now is not None and t < state.now - self._late_s:
+            raise InvalidInput(f"t={t} is before the latest scan (t={state.now}); scans must "
+                               "not go back in time")
+        base = state.now is None and not state.epochs
+        data: dict[str, Any] = {"epoch": name, "status": "base" if base else "provisional"}
+        if not base:
+            data["scope"] = _epoch_scope(self._scope, name)
+        with self._turn():
+            out = self._writer_at("correction", t, source,
+                                  "a new map epoch" if base else "a new map epoch, provisional")
+            out.event(EventKind.MAP_EPOCH, 0, "", data)
+            self._commit(out.records)
+        return self._state.epochs[name]
+
+    def _epoch_memory(self, epoch: MapEpoch) -> Any:
+        """The memory of a provisional epoch's own scope (sharing this memory's store)."""
+        cache = self.__dict__.setdefault("_provisional", {})
+        sub = cache.get(epoch.name)
+        if sub is None:
+            sub = cache[epoch.name] = type(self)(
+                self.store, epoch.scope, self._config, self._clock, self._encoder,
+                self._vector_index, shared=self._shared, late_s=self._late_s)
+        return sub
+
+    def _try_align(self, name: str, sub: Any, source: str) -> ScanResult | None:
+        """Align a provisional epoch if its landmarks changed since the last try."""
+        from locimem.align import align_landmarks
+
+        why = self.__dict__.setdefault("_why", {})
+        tried = self.__dict__.setdefault("_tried", {})
+        new, old = landmarks(sub._state), landmarks(self._state)
+        key = tuple(sorted(lm.key for lm in new))
+        if tried.get(name) == key:
+            return None
+        tried[name] = key
+        found = align_landmarks(new, old)
+        if not found.ok:
+            why[name] = found.reason
+            return None
+        why.pop(name, None)
+        return self._join(name, found.transform, "aligned", found.residual_m, found.inliers,
+                          source, "the memory aligned a new map epoch")[1]
+
+    def _join(self, name: str, matrix: np.ndarray, status: str, residual: float | None,
+              inliers: Sequence[tuple[int, int]], actor: str, reason: str | None
+              ) -> tuple[Event, ScanResult | None]:
+        """A provisional epoch joins the memory: MAP_ALIGNED, then its scans so far decided
+        again in the memory's frame — one transaction."""
+        epoch = self._state.epochs[name]
+        sub = self._epoch_memory(epoch)
+        scans = list(_scans(sub))
+        last = None
+        with self._turn():
+            t = max(float(self._state.now or epoch.since), epoch.since)
+            event = self._aligned_commit(name, matrix, status, residual, inliers, t, actor,
+                                         reason)
+            for when, dets, camera, by in scans:
+                moved, cam = _transformed(matrix, dets, camera)
+                last = self._scan(when, moved, cam, by)
+        return event, last
+
+    def _aligned_commit(self, name: str, matrix: np.ndarray, status: str,
+                        residual: float | None, inliers: Sequence[tuple[int, int]], t: float,
+                        actor: str, reason: str | None) -> Event:
+        out = self._writer_at("correction", t, actor, reason)
+        ev = out.event(EventKind.MAP_ALIGNED, 0, "", {
+            "epoch": name, "status": status, "transform": list(as_pair(matrix)),
+            "yaw_deg": yaw_of(matrix), "residual_m": residual,
+            "inliers": [list(p) for p in inliers], "actor": actor, "reason": reason})
+        self._commit(out.records)
+        return ev
+
+    def _writer_at(self, kind: str, t: float, actor: str, reason: str | None) -> RecordWriter:
+        state = self._state
+        return RecordWriter(Commit(id=state.next_commit, kind=kind, t=t,
+                                   recorded_at=float(self._clock()), actor=actor,
+                                   reason=reason, n_detections=0), state.next_seq)
+
+
+def sync_counters(mem: Any) -> None:
+    """Ids after every id the store holds: a provisional epoch's scope shares the store (a
+    SQLite file's ids are file-wide), and its memory and this one take turns writing."""
+    state = mem._state
+    state.next_object_id, state.next_seq, state.next_commit = (
+        max(a, b) for a, b in zip(mem.store.counters(mem.scope),
+                                  (state.next_object_id, state.next_seq, state.next_commit),
+                                  strict=True))
+
+
+def check_epoch(value: Any) -> str:
+    """A map epoch's name: like a scope's part, 1 to 40 letters, digits, ``-``, ``_``, ``.``."""
+    if not isinstance(value, str) or not 1 <= len(value) <= 40 or "/" in value:
+        raise InvalidInput(f"map_epoch must be a name of 1 to 40 letters, digits, - _ or ., "
+                           f"got {value!r}"[:200])
+    try:
+        check_scope(value)
+    except ScopeError:
+        raise InvalidInput(f"map_epoch may hold only letters, digits, - _ and ., got "
+                           f"{value!r}") from None
+    return value
+
+
+def _epoch_scope(scope: str, name: str) -> str:
+    out = f"{scope}/{_EPOCHS_PART}/{name}"
+    if len(out) > 64:
+        raise InvalidInput(f"map epoch {name!r} of scope {scope!r}: the epoch's own scope "
+                           f"({out!r}) would be over 64 characters; use a shorter name")
+    return out
+
+
+def landmarks(state: MemoryState) -> list[Any]:
+    """The objects alignment may rest on: published, present, furniture-sized, seen often."""
+    from locimem.align import Landmark
+
+    out = []
+    for oid, obj in sorted(state.objects.items()):
+        if not obj.promoted or obj.lost or obj.n_detections < LANDMARK_MIN_SIGHTINGS:
+            continue
+        if max(obj.size) < LANDMARK_MIN_EXTENT_M:
+            continue
+        out.append(Landmark(oid, obj.label, obj.center, obj.size,
+                            float(min(obj.n_detections, 20))))
+    return out
+
+
+def _scans(sub: Any) -> Iterable[tuple[float, list[Detection], Camera | None, str]]:
+    """The scans of a provisional epoch's scope as they came in (detections by index, the
+    camera without its depth image, which is not stored)."""
+    commit: Commit | None = None
+    dets: list[tuple[int, Detection]] = []
+    for record in sub.store.iter_log(sub.scope):
+        if isinstance(record, Commit):
+            if commit is not None and commit.kind == "scan":
+                yield commit.t, [d for _, d in sorted(dets)], _camera(commit), commit.actor
+            commit, dets = record, []
+        elif isinstance(record, Observation):
+            dets.append((record.index, Detection(
+                record.label, record.confidence, record.center, record.size,
+                feature=record.feature, track_id=record.track_id,
+                orientation=record.orientation)))
+    if commit is not None and commit.kind == "scan":
+        yield commit.t, [d for _, d in sorted(dets)], _camera(commit), commit.actor
+
+
+def _camera(commit: Commit) -> Camera | None:
+    c = commit.camera
+    if c is None:
+        return None
+    return Camera(tuple(c["position"]), tuple(c["quaternion"]),  # type: ignore[arg-type]
+                  c["fov_deg"], c["range_m"], c.get("vfov_deg", 60.0), image=c.get("image"),
+                  intrinsics=None if c.get("intrinsics") is None else tuple(c["intrinsics"]))
+
+
+def _checked_list(detections: Iterable[Detection]) -> list[Detection]:
+    if isinstance(detections, (str, bytes, Detection)) or not hasattr(detections, "__iter__"):
+        raise InvalidInput(
+            f"detections must be a list of Detection, got {type(detections).__name__}")
+    out = list(detections)
+    for i, det in enumerate(out):
+        if not isinstance(det, Detection):
+            raise InvalidInput(f"detections[{i}] must be a Detection, got "
+                               f"{type(det).__name__}")
+    return out
+
+
+def _transformed(matrix: np.ndarray, detections: Sequence[Detection],
+                 camera: Camera | None, turn: Sequence[float] | None = None
+                 ) -> tuple[list[Detection], Camera | None]:
+    """Detections and camera of an epoch in the memory's frame. They were checked when made;
+    only their positions and rotations change, so they are copied without checking again
+    (but for the position domain): microseconds a scan."""
+    if turn is None:
+        turn = tuple(as_pair(matrix)[1])
+    (a, b, c, tx), (d, e, f, ty), (g, h, k, tz) = matrix[:3].tolist()
+    put = object.__setattr__
+    out: list[Detection] = []
+    for det in detections:
+        x, y, z = det.center
+        center = (a * x + b * y + c * z + tx, d * x + e * y + f * z + ty,
+                  g * x + h * y + k * z + tz)
+        if max(abs(center[0]), abs(center[1]), abs(center[2])) > MAX_ABS_COORD_M:
+            raise InvalidInput("a detection's centre, in the memory's frame, is outside the "
+                               f"position domain (|coordinate| <= {MAX_ABS_COORD_M:g} m)")
+        copy = object.__new__(Detection)
+        for name in _DETECTION_FIELDS:
+            put(copy, name, getattr(det, name))
+        put(copy, "center", center)
+        if det.orientation is not None:
+            put(copy, "orientation", _qmul(turn, det.orientation))
+        out.append(copy)
+    if camera is None:
+        return out, None
+    x, y, z = camera.position
+    cam = object.__new__(Camera)
+    for name in _CAMERA_FIELDS:
+        put(cam, name, getattr(camera, name))
+    put(cam, "position", (a * x + b * y + c * z + tx, d * x + e * y + f * z + ty,
+                          g * x + h * y + k * z + tz))
+    put(cam, "quaternion", _qmul(turn, camera.quaternion))
+    return out, cam
+
+
+_DETECTION_FIELDS = tuple(f.name for f in dataclasses.fields(Detection))
+_CAMERA_FIELDS = tuple(f.name for f in dataclasses.fields(Camera))
+
+
+def _qmul(a: Sequence[float], b: Sequence[float]) -> tuple[float, float, float, float]:
+    """The quaternion product ``a * b`` (w, x, y, z), normalised."""
+    w1, x1, y1, z1 = a
+    w2, x2, y2, z2 = b
+    q = (w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2, w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+         w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2, w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2)
+    n = math.sqrt(sum(v * v for v in q))
+    return (q[0] / n, q[1] / n, q[2] / n, q[3] / n)
+
+
+def _with_why(epoch: MapEpoch, why: str | None) -> MapEpoch:
+    if epoch.status != "provisional":
+        return epoch
+    from dataclasses import replace
+
+    return replace(epoch, why=why or "not tried yet: no landmarks seen in this epoch")

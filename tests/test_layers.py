@@ -24,8 +24,9 @@ LAYERS: list[set[str]] = [
     # compact JSON, the time contract (reading and showing valid times), opening a file a
     # user named (regular files only, read within a size limit)
     {"model", "index"},  # the record and object state; spatial and vector indexes
-    {"config", "geometry", "frames", "align"},  # settings; camera geometry; rigid transforms
-    {"scene", "evidence", "store", "sim"},  # rooms and relations; keyframes; storage; worlds
+    {"config", "geometry", "frames"},  # tracker settings; camera geometry; rigid transforms
+    # rooms and relations; keyframes; storage; worlds; fitting one map frame to another
+    {"scene", "evidence", "store", "sim", "align"},
     {"tracker"},  # decide, apply, commit: the only writer of state
     {"query"},  # reading a state: objects and space, rooms, history, the prior map
     {"agent"},  # language-model tools, prompts and answers over a reader

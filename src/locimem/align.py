@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from locimem.frames import yaw_transform
+from locimem.frames import yaw_of, yaw_transform
 
 __all__ = ["Alignment", "Landmark", "align_landmarks"]
 
@@ -112,7 +112,7 @@ def align_landmarks(new: Sequence[Landmark], old: Sequence[Landmark], *,
         if score < ambiguity * best_score:
             break
         if _differs(matrix, other, inlier_m):
-            yaw, t = _yaw_deg(other), other[:3, 3]
+            yaw, t = yaw_of(other), other[:3, 3]
             return _refused(f"ambiguous: another transform (yaw {yaw:.1f} deg, t=({t[0]:.2f}, "
                             f"{t[1]:.2f}, {t[2]:.2f}) m) explains {score:.0f} of "
                             f"{best_score:.0f} landmark weight nearly as well")
@@ -125,7 +125,7 @@ def align_landmarks(new: Sequence[Landmark], old: Sequence[Landmark], *,
                         f"{len(pairs)} landmarks")
     keyed = tuple(sorted((new[i].key, old[j].key) for i, j in pairs))
     t = matrix[:3, 3]
-    return Alignment(True, matrix, _yaw_deg(matrix), (float(t[0]), float(t[1]), float(t[2])),
+    return Alignment(True, matrix, yaw_of(matrix), (float(t[0]), float(t[1]), float(t[2])),
                      residual, keyed, f"aligned on {len(keyed)} landmarks, residual "
                                       f"{residual:.3f} m")
 
@@ -193,10 +193,6 @@ def _refit(p: np.ndarray, q: np.ndarray, w: np.ndarray, pairs: list[tuple[int, i
     return yaw_transform(math.degrees(yaw), float(t[0]), float(t[1]), float(t[2]))
 
 
-def _yaw_deg(matrix: np.ndarray) -> float:
-    return math.degrees(math.atan2(matrix[1, 0], matrix[0, 0]))
-
-
 def _differs(a: np.ndarray, b: np.ndarray, inlier_m: float) -> bool:
-    turn = abs((_yaw_deg(a) - _yaw_deg(b) + 180.0) % 360.0 - 180.0)
+    turn = abs((yaw_of(a) - yaw_of(b) + 180.0) % 360.0 - 180.0)
     return turn > 5.0 or float(np.linalg.norm(a[:3, 3] - b[:3, 3])) > 2 * inlier_m

@@ -14,6 +14,7 @@ from locimem.config import TrackerConfig
 from locimem.errors import InvalidInput
 from locimem.frames import invert, transform_points, yaw_transform
 from locimem.interchange.validate import validate_store
+from tests import pg
 
 FURNITURE = {
     "sofa": ((1.0, 4.0, 0.45), (2.0, 0.9, 0.9)),
@@ -165,3 +166,17 @@ def test_a_bad_epoch_name_is_refused_and_writes_nothing(tmp_path, name) -> None:
         with pytest.raises(InvalidInput, match="map_epoch"):
             mem.observe(1.0, [], map_epoch=name)
         assert mem.store.head(mem.scope) == head and mem.store.scopes() == ["default"]
+
+
+@pg.needs_postgres
+def test_a_new_epoch_aligns_on_postgresql() -> None:
+    world = {**FURNITURE, **ITEMS}
+    with ObjectMemory.open(pg.new_url("epochs"), scope="home", config=SLOW) as mem:
+        day(mem, world, 0.0, np.eye(4), None, 3)
+        ids = {o.label: o.id for o in mem.objects()}
+        day(mem, world, 1000.0, FRAME_B, "day2", 4)
+        assert {o.label: o.id for o in mem.objects()} == ids
+        assert [e.status for e in mem.map_epochs()] == ["aligned"]
+        for label, (center, _size) in world.items():
+            assert math.dist(mem.get(ids[label]).center, center) < 0.05, label
+        assert mem.rebuild_from_log().snapshot() == mem._state.snapshot()

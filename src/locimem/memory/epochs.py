@@ -155,12 +155,17 @@ class MapEpochs(MemoryBase):
 
         why = self.__dict__.setdefault("_why", {})
         tried = self.__dict__.setdefault("_tried", {})
-        new, old = landmarks(sub._state), landmarks(self._state)
+        new = landmarks(sub._state)
         key = tuple(sorted(lm.key for lm in new))
         if tried.get(name) == key:
             return None
         tried[name] = key
-        found = align_landmarks(new, old)
+        # the memory's landmarks change only when it commits (not while the epoch scans)
+        stored = self.__dict__.get("_landmarks")
+        if stored is None or stored[0] != self._state.next_commit:
+            stored = self.__dict__["_landmarks"] = (self._state.next_commit,
+                                                    landmarks(self._state))
+        found = align_landmarks(new, stored[1])
         if not found.ok:
             why[name] = found.reason
             return None

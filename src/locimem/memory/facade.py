@@ -184,7 +184,7 @@ class ObjectMemory(Corrections, PoseCorrections, MapEpochs, PriorMapWrites, Room
         — is the memory's own frame. A new epoch is provisional: its scans are tracked apart
         until the memory finds the transform into its frame (or one is given with
         :meth:`align_epoch`); then they join the memory, and later scans are transformed on
-        the way in.
+        the way in. (A provisional epoch's results name the ids of its own scope.)
 
         Returns:
             ScanResult with the object id given to each detection (None where the detection

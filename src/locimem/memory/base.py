@@ -220,11 +220,13 @@ class MemoryBase(MemoryReader):
             # this one a WriteConflict: the ids it was decided with are taken)
             self._catch_up()
 
-    def _writer(self, kind: str, actor: str, reason: str | None) -> RecordWriter:
-        """Records of a commit that is not a scan, at the latest scan's time."""
+    def _writer(self, kind: str, actor: str, reason: str | None,
+                t: float | None = None) -> RecordWriter:
+        """Records of a commit that is not a scan, at ``t`` (default: the latest scan's)."""
         state = self._state
         return RecordWriter(
-            Commit(id=state.next_commit, kind=kind, t=float(state.now or 0.0),
+            Commit(id=state.next_commit, kind=kind,
+                   t=float(state.now or 0.0) if t is None else t,
                    recorded_at=float(self._clock()), actor=actor, reason=reason,
                    n_detections=0),
             state.next_seq,

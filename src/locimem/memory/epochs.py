@@ -39,7 +39,6 @@ from locimem.model import (
     Observation,
     ScanResult,
 )
-from locimem.tracker.decide import RecordWriter
 from locimem.tracker.state import MemoryState
 
 LANDMARK_MIN_EXTENT_M = 0.4
@@ -133,8 +132,8 @@ class MapEpochs(MemoryBase):
         if not base:
             data["scope"] = _epoch_scope(self._scope, name)
         with self._turn():
-            out = self._writer_at("correction", t, source,
-                                  "a new map epoch" if base else "a new map epoch, provisional")
+            out = self._writer("correction", source, "a new map epoch" if base else
+                               "a new map epoch, provisional", t)
             out.event(EventKind.MAP_EPOCH, 0, "", data)
             self._commit(out.records)
         return self._state.epochs[name]
@@ -194,19 +193,13 @@ class MapEpochs(MemoryBase):
     def _aligned_commit(self, name: str, matrix: np.ndarray, status: str,
                         residual: float | None, inliers: Sequence[tuple[int, int]], t: float,
                         actor: str, reason: str | None) -> Event:
-        out = self._writer_at("correction", t, actor, reason)
+        out = self._writer("correction", actor, reason, t)
         ev = out.event(EventKind.MAP_ALIGNED, 0, "", {
             "epoch": name, "status": status, "transform": list(as_pair(matrix)),
             "yaw_deg": yaw_of(matrix), "residual_m": residual,
             "inliers": [list(p) for p in inliers], "actor": actor, "reason": reason})
         self._commit(out.records)
         return ev
-
-    def _writer_at(self, kind: str, t: float, actor: str, reason: str | None) -> RecordWriter:
-        state = self._state
-        return RecordWriter(Commit(id=state.next_commit, kind=kind, t=t,
-                                   recorded_at=float(self._clock()), actor=actor,
-                                   reason=reason, n_detections=0), state.next_seq)
 
 
 def sync_counters(mem: Any) -> None:

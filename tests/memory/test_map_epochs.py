@@ -9,10 +9,10 @@ import math
 import numpy as np
 import pytest
 
-from locimem import Detection, ObjectMemory
+from locimem import Camera, Detection, ObjectMemory
 from locimem.config import TrackerConfig
 from locimem.errors import InvalidInput
-from locimem.frames import invert, transform_points, yaw_transform
+from locimem.frames import invert, transform_points, yaw_of, yaw_transform
 from locimem.interchange.validate import validate_store
 from tests import pg
 
@@ -180,3 +180,49 @@ def test_a_new_epoch_aligns_on_postgresql() -> None:
         for label, (center, _size) in world.items():
             assert math.dist(mem.get(ids[label]).center, center) < 0.05, label
         assert mem.rebuild_from_log().snapshot() == mem._state.snapshot()
+
+
+OVERHEAD = (5.0, 3.0, 7.0)  # a camera above the house, looking straight down
+DOWN = (math.cos(math.pi / 4), 0.0, math.sin(math.pi / 4), 0.0)  # body x forward -> -z
+
+
+def watched_day(mem: ObjectMemory, world: dict, t0: float, frame: np.ndarray,
+                epoch: str | None, seed: int, n: int = 40) -> None:
+    """Every object seen in every scan, by a camera that sees the whole house: a place
+    found empty counts against what was remembered there."""
+    rng = np.random.default_rng(seed)
+    yaw = math.radians(yaw_of(frame)) / 2
+    turn = (math.cos(yaw), 0.0, 0.0, math.sin(yaw))
+    w1, x1, y1, z1 = turn
+    w2, x2, y2, z2 = DOWN
+    quat = (w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2, w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+            w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2, w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2)
+    camera = Camera(tuple(transform_points(frame, OVERHEAD)), quat, fov_deg=130.0,
+                    range_m=12.0, vfov_deg=130.0)
+    for k in range(n):
+        dets = [Detection(label, 0.9, tuple(transform_points(frame, c)
+                                            + rng.normal(0.0, 0.01, 3)), s)
+                for label, (c, s) in world.items()]
+        mem.observe(t0 + k, dets, camera, map_epoch=epoch)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_what_moved_overnight_is_moved_when_a_camera_saw_its_old_place(tmp_path, seed):
+    world = {**FURNITURE, **ITEMS}
+    moved = {"armchair": ((3.5, 3.6, 0.45), (0.9, 0.9, 0.9)),
+             "mug": ((6.0, 0.8, 0.9), (0.1, 0.1, 0.12))}
+    with ObjectMemory.open(tmp_path / "m.loci", scope="home", config=SLOW) as mem:
+        watched_day(mem, world, 0.0, np.eye(4), None, seed)
+        ids = {o.label: o.id for o in mem.objects()}
+        watched_day(mem, {**world, **moved}, 1000.0, FRAME_B, "day2", seed + 10)
+        (aligned,) = mem.events(kind=["MAP_ALIGNED"])
+        assert ids["armchair"] not in {old for _new, old in aligned.data["inliers"]}
+        now = _by_label(mem)
+        assert {label: [o.id for o in objs] for label, objs in now.items()} == {
+            label: [oid] for label, oid in ids.items()}  # one of each, day-1 ids
+        for label, (center, _size) in {**world, **moved}.items():
+            assert math.dist(now[label][0].center, center) < 0.05, label
+        moves = {e.object_id: e for e in mem.events(kind=["MOVED"], since=1000.0)}
+        assert sorted(moves) == sorted(ids[label] for label in moved)
+        for label, (center, _size) in moved.items():
+            assert math.dist(moves[ids[label]].data["to"], center) < 0.05

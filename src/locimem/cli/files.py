@@ -440,6 +440,21 @@ def parser_ingest(sub: Sub) -> None:
     p.add_argument("--label-map", metavar="FILE",
                    help="bag: class ids to labels: a .json object, or one label per line "
                    "(line n = class id n, from 0)")
+    p.add_argument("--map-epoch", metavar="NAME",
+                   help="the SLAM session the recording's map frame belongs to: a robot that "
+                   "starts a new map at each boot names each boot; a new name is aligned to "
+                   "the memory by its furniture (see the README, 'Map frames that move'). "
+                   "Default: one fixed map frame (a saved map)")
+    p.add_argument("--new-map", action="store_true",
+                   help="bag: the recording's map frame is a session of its own, named after "
+                   "the recording (--map-epoch with the bag's name)")
+    p.add_argument("--map-jump", nargs=2, type=float,
+                   metavar=("M", "DEG"),
+                   help="bag: a step of map -> odom of M metres or DEG degrees or more between "
+                   "two tf samples is a loop closure or relocalisation, applied as a pose "
+                   "correction of what was seen since the previous one (default 0.05 1)")
+    p.add_argument("--no-map-jumps", action="store_true",
+                   help="bag: interpolate map -> odom across every step; correct nothing")
     p.add_argument("--late-s", type=float, metavar="S",
                    help="the store's late-scan tolerance: how far a scan may trail the latest "
                    "scan another source wrote (default: the store's; new files 0, new "
@@ -462,7 +477,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     options = None
     bag_only = {"detections": "/detections", "map_frame": "map", "camera_info": "auto",
                 "depth": "auto", "camera_frame": None, "optical": "auto", "range": 8.0,
-                "depth_tolerance": 0.02, "label_map": None}
+                "depth_tolerance": 0.02, "label_map": None, "new_map": False,
+                "map_jump": None, "no_map_jumps": False}
     used = [f"--{k.replace('_', '-')}" for k, v in bag_only.items() if getattr(args, k) != v]
     if kind == "jsonl" and used:
         raise InvalidInput(f"{', '.join(used)}: options for ROS 2 bags, not JSON lines")
@@ -472,13 +488,22 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         def topic(value: str) -> str | None:
             return None if value == "none" else value
 
+        jump_m, jump_deg = (BagOptions.jump_m, BagOptions.jump_deg) if args.map_jump is None \
+            else args.map_jump
         options = BagOptions(
             detections_topic=args.detections, map_frame=args.map_frame,
             camera_info_topic=topic(args.camera_info), depth_topic=topic(args.depth),
             camera_frame=args.camera_frame,
             optical={"auto": None, "yes": True, "no": False}[args.optical],
             range_m=args.range, depth_tolerance_s=args.depth_tolerance,
-            label_map=None if args.label_map is None else load_label_map(args.label_map))
+            label_map=None if args.label_map is None else load_label_map(args.label_map),
+            jump_m=None if args.no_map_jumps else jump_m, jump_deg=jump_deg)
+    map_epoch = args.map_epoch
+    if args.new_map:
+        if map_epoch is not None:
+            raise InvalidInput("--new-map names the epoch after the recording; give either "
+                               "it or --map-epoch")
+        map_epoch = epoch_name_of(args.source)
     scope = resolve_scope(args.store, args.scope, new_ok=True,
                           scopes=scopes_if_any(args.store))
     late_s = args.late_s if args.late_s is not None else getattr(args, "store_late_s", None)
@@ -486,7 +511,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         summary = ingest(args.source, args.store, scope=scope, source_name=args.source_name,
                          bag_options=options, durable=not args.fast,
                          progress=io.StringIO() if args.quiet or args.json else None,
-                         config=getattr(args, "tracker_config", None), late_s=late_s)
+                         config=getattr(args, "tracker_config", None), late_s=late_s,
+                         map_epoch=map_epoch)
     except NothingIngested as nothing:
         if args.json:
             document(args, nothing.summary.to_dict(), [])
@@ -500,6 +526,21 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         return 130
     document(args, summary.to_dict(), summary.lines())
     return 0
+
+
+def epoch_name_of(source: str) -> str:
+    """A map epoch's name from a recording's path: its name without the suffix, other
+    characters than letters, digits, ``-``, ``_`` and ``.`` turned into ``-``, at most 40.
+
+    >>> epoch_name_of("/bags/2026-12-04 boot #2.mcap")
+    '2026-12-04-boot--2'
+    """
+    from pathlib import Path
+
+    path = Path(source.rstrip("/"))
+    stem = path.stem if path.suffix.lower() in (".db3", ".mcap") else path.name
+    name = "".join(c if c.isascii() and (c.isalnum() or c in "-_.") else "-" for c in stem)
+    return name.strip(".")[:40] or "recording"
 
 
 # -- pictures ----------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from typing import Any, TextIO
 from locimem.config import TrackerConfig
 from locimem.errors import InvalidInput, LocimemError
 from locimem.files import check_regular
-from locimem.ingest.feed import IngestError, Interrupted, feed
+from locimem.ingest.feed import IngestError, Interrupted, MapJump, feed
 from locimem.ingest.summary import IngestSummary
 from locimem.memory import ObjectMemory
 from locimem.store.base import is_postgres_url
@@ -77,7 +77,7 @@ def ingest(source: str | os.PathLike[str], store: str | os.PathLike[str], *,
            scope: str = "default", source_name: str | None = None,
            bag_options: object | None = None, durable: bool = True,
            progress: TextIO | None = None, config: TrackerConfig | None = None,
-           late_s: float | None = None) -> IngestSummary:
+           late_s: float | None = None, map_epoch: str | None = None) -> IngestSummary:
     """Ingest a recording into ``store`` (created if missing: a file, or a PostgreSQL schema)
     under ``scope``.
 
@@ -94,6 +94,11 @@ def ingest(source: str | os.PathLike[str], store: str | os.PathLike[str], *,
         config: tracker settings (default: the published design's).
         late_s: the store's late-scan tolerance (see :meth:`ObjectMemory.open`): raise it
             to ingest a recording that overlaps what another source wrote.
+        map_epoch: the SLAM session whose map frame the recording is in (``observe``'s
+            ``map_epoch``): a robot that starts a new map at each boot names each boot (say,
+            the bag's name); None for one fixed map frame (a saved map). A bag's map-frame
+            jumps (loop closures) are applied as pose corrections either way (see
+            :mod:`locimem.ingest.ros`).
 
     Raises:
         IngestError: bad input, naming the line or stamp, or a scan too late for the store's
@@ -103,6 +108,10 @@ def ingest(source: str | os.PathLike[str], store: str | os.PathLike[str], *,
         RosUnavailable: a bag, without the ``ros`` extra.
     """
     kind = source_kind(source)
+    if map_epoch is not None:
+        from locimem.memory.epochs import check_epoch
+
+        map_epoch = check_epoch(map_epoch)
     new_files = _missing_store_files(store)
     options = None
     if kind == "bag":
@@ -113,7 +122,7 @@ def ingest(source: str | os.PathLike[str], store: str | os.PathLike[str], *,
             raise InvalidInput(f"bag_options must be a BagOptions, got {type(options).__name__}")
     try:
         summary = _ingest(kind, source, store, scope, source_name, options, durable, progress,
-                          config, late_s)
+                          config, late_s, map_epoch)
     except NothingIngested:
         _remove(new_files)
         raise
@@ -123,7 +132,7 @@ def ingest(source: str | os.PathLike[str], store: str | os.PathLike[str], *,
 def _ingest(kind: str, source: str | os.PathLike[str], store: str | os.PathLike[str],
             scope: str, source_name: str | None, options: Any, durable: bool,
             progress: TextIO | None, config: TrackerConfig | None,
-            late_s: float | None) -> IngestSummary:
+            late_s: float | None, map_epoch: str | None) -> IngestSummary:
     def memory() -> ObjectMemory:
         return ObjectMemory.open(store, scope=scope, durable=durable, config=config,
                                  late_s=late_s)
@@ -132,19 +141,24 @@ def _ingest(kind: str, source: str | os.PathLike[str], store: str | os.PathLike[
         from locimem.ingest.jsonl import count_scans, plan_jsonl
 
         summary = IngestSummary(str(source), _store_name(store), scope, source_name or "jsonl",
-                                inputs={"path": str(source), "format": "jsonl"})
+                                inputs={"path": str(source), "format": "jsonl",
+                                        "map_epoch": map_epoch})
         with memory() as mem:
-            feed(mem, plan_jsonl(source), summary, total=count_scans(source), stream=progress)
+            feed(mem, plan_jsonl(source), summary, total=count_scans(source), stream=progress,
+                 map_epoch=map_epoch)
     else:
         from locimem.ingest.ros import cli_warning, open_bag
 
         name = source_name or f"ros:{options.detections_topic}"
         with open_bag(source, options) as (plan, total, inputs):
             summary = IngestSummary(str(source), _store_name(store), scope, name,
-                                    inputs=inputs)
+                                    inputs={**inputs, "map_epoch": map_epoch})
+            jumps = [MapJump(j["t"], j["since"], (tuple(j["translation"]),
+                                                  tuple(j["quaternion"])))
+                     for j in inputs["map_jumps"]]
             with memory() as mem:
                 feed(mem, plan, summary, total=total, stream=progress,
-                     warning_text=cli_warning)
+                     warning_text=cli_warning, map_epoch=map_epoch, jumps=jumps)
     if summary.took_nothing:
         raise NothingIngested(summary)
     return summary

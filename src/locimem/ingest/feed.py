@@ -14,12 +14,20 @@ from that source. Readers yield scans in a deterministic order, so a run interru
 and run again ingests every scan once. Scans of other sources (another robot's recording of
 the same hours) do not count: this source's scans are ingested beside them, under the
 store's late-scan rule (:meth:`ObjectMemory.open`'s ``late_s``).
+
+Map jumps (:class:`MapJump`: a loop closure or relocalisation the recording's tf shows) are
+applied by :meth:`ObjectMemory.correct_poses` before the first scan at or after the jump, to
+what was seen since the previous one. Each is applied once: the correction commit carries
+the jump's stamp in its reason, and a resumed run passes over a jump the store holds. A jump
+in a map epoch that is still provisional waits until the epoch is aligned (its frame is not
+tied to the memory's before).
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import signal
 import threading
 import time
@@ -34,7 +42,7 @@ from locimem.memory.facade import SCAN_WARNING
 from locimem.model import Camera, Detection
 from locimem.progress import note, progress
 
-__all__ = ["IngestError", "Interrupted", "PlannedScan", "Scan", "SkipScan", "feed"]
+__all__ = ["IngestError", "Interrupted", "MapJump", "PlannedScan", "Scan", "SkipScan", "feed"]
 
 
 class IngestError(InvalidInput):
@@ -73,6 +81,22 @@ class PlannedScan:
     t: float
     where: str
     build: Callable[[], Scan]
+
+
+@dataclass(frozen=True, slots=True)
+class MapJump:
+    """At ``t`` (seconds) the map frame jumped: every scan from ``since`` until just before
+    ``t`` was placed with a pose off by ``correction`` (``(translation_xyz,
+    quaternion_wxyz)``, in the map frame), which :meth:`ObjectMemory.correct_poses` undoes."""
+
+    t: float
+    since: float
+    correction: tuple[tuple[float, float, float], tuple[float, float, float, float]]
+
+    def reason(self, source: str) -> str:
+        """The correction commit's reason: how a resumed run knows the jump is applied."""
+        return (f"{source}: the map frame jumped at t={self.t:.9f} s (a loop closure or a "
+                "relocalisation in the recording's tf)")
 
 
 class Interrupted(KeyboardInterrupt):
@@ -134,16 +158,20 @@ class _ScanWarnings(logging.Filter):
 
 def feed(mem: ObjectMemory, plan: Iterable[PlannedScan], summary: IngestSummary, *,
          total: int | None = None, stream: TextIO | None = None, label: str = "ingest",
-         warning_text: Callable[[str], str] = str) -> None:
+         warning_text: Callable[[str], str] = str, map_epoch: str | None = None,
+         jumps: Iterable[MapJump] = ()) -> None:
     """Observe every planned scan the store does not hold yet, in order, counting into
     ``summary``. Raises :class:`IngestError` at the first bad scan (nothing of it written),
     :class:`Interrupted` on Ctrl-C.
 
     A scan's warnings (``ScanResult.warnings``) are counted by kind in ``summary``; the first
     of each kind is written to ``stream`` (above the progress bar) as ``warning_text`` words
-    it, the rest only counted — not logged scan by scan."""
+    it, the rest only counted — not logged scan by scan.
+
+    ``map_epoch``: the map epoch of every scan (``observe``'s); ``jumps``: the map jumps to
+    apply (see the module's text)."""
     start = time.monotonic()
-    latest = mem.store.latest_scan(mem.scope, summary.source)
+    latest = mem.store.latest_scan(_scans_scope(mem, map_epoch), summary.source)
     resume_t, held_at_resume = (None, 0) if latest is None else latest
     summary.resume_from_t = resume_t
     quiet = _ScanWarnings()
@@ -152,8 +180,12 @@ def feed(mem: ObjectMemory, plan: Iterable[PlannedScan], summary: IngestSummary,
     writes = _CountedWrites()
     try:
         with writes.installed():
+            corrections = _Jumps(mem, summary, map_epoch, jumps)
             _feed(mem, plan, summary, writes, total=total, stream=stream, label=label,
-                  warning_text=warning_text, resume=(resume_t, held_at_resume))
+                  warning_text=warning_text, resume=(resume_t, held_at_resume),
+                  map_epoch=map_epoch, jumps=corrections)
+            with writes.writing():
+                corrections.due(None)
     except KeyboardInterrupt:
         summary.interrupted = True
         raise Interrupted(summary) from None
@@ -163,9 +195,54 @@ def feed(mem: ObjectMemory, plan: Iterable[PlannedScan], summary: IngestSummary,
         summary.objects_in_memory = len(mem.objects())
 
 
+def _scans_scope(mem: ObjectMemory, map_epoch: str | None) -> str:
+    """Where this run's scans are: a provisional epoch's own scope, else the memory's."""
+    epoch = next((e for e in mem.map_epochs() if e.name == map_epoch), None)
+    return epoch.scope if epoch is not None and epoch.status == "provisional" else mem.scope
+
+
+class _Jumps:
+    """The map jumps of a run not applied yet, in time order, applied as they fall due."""
+
+    def __init__(self, mem: ObjectMemory, summary: IngestSummary, map_epoch: str | None,
+                 jumps: Iterable[MapJump]) -> None:
+        self.mem, self.summary, self.map_epoch = mem, summary, map_epoch
+        self.waiting = sorted(jumps, key=lambda j: j.t)
+        self.done: set[str] = set()
+        if self.waiting:
+            self.done = {e.reason for e in mem.store.audit(mem.scope, actor=summary.source)
+                         if e.kind == "correction" and e.reason is not None}
+
+    def due(self, t: float | None) -> None:
+        """Apply the jumps at or before ``t`` (None: all), unless the epoch is provisional."""
+        if self.waiting and not self._provisional():
+            while self.waiting and (t is None or self.waiting[0].t <= t):
+                self._apply(self.waiting.pop(0))
+        self.summary.map_jumps_waiting = len(self.waiting)
+
+    def _apply(self, jump: MapJump) -> None:
+        reason = jump.reason(self.summary.source)
+        if reason in self.done:
+            return
+        before = math.nextafter(jump.t, -math.inf)
+        events = self.mem.correct_poses([(jump.since, before, jump.correction)],
+                                        map_epoch=self.map_epoch,
+                                        actor=self.summary.source, reason=reason)
+        self.summary.map_jumps += 1
+        for event in events:
+            kind = event.kind.value
+            self.summary.events[kind] = self.summary.events.get(kind, 0) + 1
+
+    def _provisional(self) -> bool:
+        return self.map_epoch is not None and any(
+            e.name == self.map_epoch and e.status == "provisional"
+            for e in self.mem.map_epochs())
+
+
 def _feed(mem: ObjectMemory, plan: Iterable[PlannedScan], summary: IngestSummary,
           writes: _CountedWrites, *, total: int | None, stream: TextIO | None, label: str,
-          warning_text: Callable[[str], str], resume: tuple[float | None, int]) -> None:
+          warning_text: Callable[[str], str], resume: tuple[float | None, int],
+          map_epoch: str | None, jumps: _Jumps) -> None:
     resume_t, held_at_resume = resume
     last_t: float | None = None
     for planned in progress(plan, total=total, label=label, stream=stream, unit="scans"):
@@ -191,9 +268,10 @@ def _feed(mem: ObjectMemory, plan: Iterable[PlannedScan], summary: IngestSummary
             summary.scans_resumed += 1
             continue
         with writes.writing():  # the scan and its tally, whole, before a Ctrl-C
+            jumps.due(scan.t)
             try:
                 result = mem.observe(scan.t, scan.detections, scan.camera,
-                                     source=summary.source)
+                                     source=summary.source, map_epoch=map_epoch)
             except InvalidInput as exc:
                 raise IngestError(planned.where, str(exc)) from None
             summary.scans_ingested += 1

@@ -37,6 +37,7 @@ __all__ = [
     "OPTICAL_TO_BODY",
     "CameraWindow",
     "TfBuffer",
+    "TfJump",
     "Transform",
     "TransformUnavailable",
     "camera_window",
@@ -136,6 +137,10 @@ class Transform:
         r = _rotate(conj, self.translation_m)
         return Transform((-r[0], -r[1], -r[2]), conj)
 
+    def angle_deg(self) -> float:
+        """The rotation's angle, degrees (0 to 180)."""
+        return math.degrees(2.0 * math.acos(min(1.0, abs(self.quat_wxyz[0]))))
+
     def interpolate(self, other: Transform, u: float) -> Transform:
         """Linear in translation, slerp in rotation; ``u`` = 0 gives self, 1 gives ``other``."""
         a, b = self.translation_m, other.translation_m
@@ -162,13 +167,14 @@ class _Edge:
     """One parent <- child edge: static, or a time series (seconds) interpolated between
     samples and never extrapolated."""
 
-    __slots__ = ("_items", "_times", "parent", "static")
+    __slots__ = ("_items", "_steps", "_times", "parent", "static")
 
     def __init__(self, parent: str, static: bool) -> None:
         self.parent = parent
         self.static = static
         self._items: list[tuple[float, Transform]] = []
         self._times: list[float] | None = None
+        self._steps: set[float] = set()  # sample times the edge jumps to, not glides to
 
     def add(self, t_s: float, transform: Transform) -> None:
         if self.static:
@@ -180,10 +186,7 @@ class _Edge:
     def at(self, t_s: float, child: str) -> Transform:
         if self.static:
             return self._items[0][1]
-        if self._times is None:
-            self._items.sort(key=lambda item: item[0])
-            self._times = [item[0] for item in self._items]
-        times = self._times
+        times = self.times()
         if t_s < times[0] or t_s > times[-1]:
             raise TransformUnavailable(
                 f"tf {self.parent} <- {child}: no data around the stamp (would extrapolate)")
@@ -192,7 +195,48 @@ class _Edge:
         if t1 == t_s:
             return tr1
         t0, tr0 = self._items[i - 1]
+        if t1 in self._steps:  # a jump: what held before it holds until it
+            return tr0
         return tr0.interpolate(tr1, (t_s - t0) / (t1 - t0))
+
+    def times(self) -> list[float]:
+        if self._times is None:
+            self._items.sort(key=lambda item: item[0])
+            self._times = [item[0] for item in self._items]
+        return self._times
+
+    def jumps(self, min_m: float, min_deg: float) -> list[tuple[float, Transform, Transform]]:
+        """(time, before, after) of each step between consecutive samples that moves the
+        child by ``min_m`` or more, or turns it by ``min_deg`` or more; from now on
+        :meth:`at` holds the value before a jump until the jump's sample."""
+        if self.static:
+            return []
+        self.times()
+        out = []
+        for (_, a), (t1, b) in zip(self._items, self._items[1:], strict=False):
+            step = b.compose(a.inverse())
+            if math.hypot(*step.translation_m) >= min_m or step.angle_deg() >= min_deg:
+                out.append((t1, a, b))
+                self._steps.add(t1)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class TfJump:
+    """A step of a time-varying edge below the map frame (how SLAM publishes a loop closure
+    or a relocalisation on ``map -> odom``): at ``t_s`` the edge ``map_frame <- child`` went
+    from ``before`` to ``after``. ``correction`` is the map-frame correction of what was seen
+    with ``before`` (``after ∘ before⁻¹``: a point placed at ``x`` belongs at
+    ``correction · x``)."""
+
+    t_s: float
+    child: str
+    before: Transform
+    after: Transform
+
+    @property
+    def correction(self) -> Transform:
+        return self.after.compose(self.before.inverse())
 
 
 class TfBuffer:
@@ -284,6 +328,18 @@ class TfBuffer:
                 depth[g] = base + i + 1
             if path and depth[path[0]] > MAX_TF_DEPTH:
                 self._chain(start)  # raises, naming the chain
+
+    def split_jumps(self, parent: str, *, min_m: float, min_deg: float) -> list[TfJump]:
+        """The jumps of the time-varying edges right below ``parent`` (the map frame), in
+        time order: consecutive samples of one edge that differ by ``min_m`` metres or more,
+        or ``min_deg`` degrees or more. From then on a lookup between the sample before a
+        jump and the jump holds the value before it (interpolating across a jump would place
+        the scans just before a loop closure halfway between two beliefs)."""
+        parent = parent.lstrip("/")
+        out = [TfJump(t, child, a, b)
+               for child, edge in sorted(self._edges.items()) if edge.parent == parent
+               for t, a, b in edge.jumps(min_m, min_deg)]
+        return sorted(out, key=lambda j: (j.t_s, j.child))
 
     def _to_ancestor(self, chain: list[str], t_s: float) -> Transform:
         out = Transform.identity()

@@ -23,6 +23,16 @@ Needs the ``ros`` extra (``rosbags``: reads rosbag2 without a ROS install). What
   which is locimem's forward distance, so only units change. A scan with no depth image in
   tolerance is skipped (counted): a camera without depth would count everything in view as
   absent.
+- **Map jumps**: a step of a time-varying tf edge right below the map frame (``map -> odom``)
+  between two consecutive samples of ``jump_m`` metres or ``jump_deg`` degrees or more is a
+  loop closure or a relocalisation: scans before it are placed with the value before it (not
+  interpolated across it), and everything seen since the previous jump (or the recording's
+  start) is corrected by the step (``after ∘ before⁻¹``: SLAM's own correction of its map
+  frame), applied as one :meth:`~locimem.memory.ObjectMemory.correct_poses` stretch. It
+  assumes the jump corrects that whole stretch rigidly (exact for a relocalisation; for a
+  loop closure whose error grew along the way, the stretch's early sightings are moved by
+  the error of its end), and that the scope holds one robot (the correction moves whatever
+  was seen in the stretch).
 """
 
 from __future__ import annotations
@@ -46,7 +56,7 @@ from locimem.ingest.bagcheck import (
     read_messages,
     seconds_text,
 )
-from locimem.ingest.feed import IngestError, PlannedScan, Scan, SkipScan
+from locimem.ingest.feed import IngestError, MapJump, PlannedScan, Scan, SkipScan
 from locimem.ingest.frames import (
     OPTICAL_TO_BODY,
     CameraWindow,
@@ -153,6 +163,8 @@ class BagOptions:
     label_map: dict[str, str] | None = None
     tf_topic: str = "/tf"
     tf_static_topic: str = "/tf_static"
+    jump_m: float | None = 0.05  # None: no map jumps (tf interpolated across every step)
+    jump_deg: float = 1.0
 
 
 def _stamp(header: Any, where: str, field: str = "header") -> float:
@@ -315,6 +327,7 @@ class _Reader:
             raise IngestError("bag", f"camera info topic {self.info_topic!r} holds no "
                               "messages; pass --camera-info none to ingest without a camera")
         self.scans.sort(key=lambda s: (s.t, s.order))
+        self.jumps = self._map_jumps()
         self.infos.sort(key=lambda c: c.t)
         self.info_times = [c.t for c in self.infos]
         self.has_static_tf = any(c.topic == options.tf_static_topic and c.msgcount > 0
@@ -325,8 +338,25 @@ class _Reader:
             "camera_frame": self._camera_frame(self.infos[0]) if self.infos else None,
             "optical": self._optical(self._camera_frame(self.infos[0])) if self.infos else None,
             "tf_frames": sorted(self.tf.frames),
+            "map_jumps": [{"t": j.t, "since": j.since, "translation": list(j.correction[0]),
+                           "quaternion": list(j.correction[1])} for j in self.jumps],
             "topics": {t: f"{i.msgtype} ({i.msgcount})" for t, i in sorted(topics.items())},
         }
+
+    def _map_jumps(self) -> list[MapJump]:
+        """The map frame's jumps (see the module's text), each with the stretch it corrects."""
+        o = self.options
+        if o.jump_m is None:
+            return []
+        start = self.scans[0].t if self.scans else -math.inf
+        out, since = [], {}
+        for jump in self.tf.split_jumps(o.map_frame, min_m=o.jump_m, min_deg=o.jump_deg):
+            fix = jump.correction
+            t_from = min(since.get(jump.child, start), jump.t_s)
+            since[jump.child] = jump.t_s
+            if self.scans and jump.t_s > start:  # (a jump before the first scan corrects none)
+                out.append(MapJump(jump.t_s, t_from, (fix.translation_m, fix.quat_wxyz)))
+        return out
 
     def _check_definitions(self, conns: list[Any]) -> None:
         """Each topic's message definition has the fields this reader reads (once a topic, not
@@ -548,6 +578,11 @@ def _check_options(options: BagOptions) -> None:
         raise InvalidInput(f"camera range must be > 0 metres, got {options.range_m}")
     if not (math.isfinite(options.depth_tolerance_s) and options.depth_tolerance_s >= 0):
         raise InvalidInput(f"depth tolerance must be >= 0 s, got {options.depth_tolerance_s}")
+    if options.jump_m is not None and not (math.isfinite(options.jump_m) and options.jump_m > 0):
+        raise InvalidInput(f"a map jump must be > 0 metres, got {options.jump_m}")
+    if not (math.isfinite(options.jump_deg) and 0 < options.jump_deg <= 180):
+        raise InvalidInput(f"a map jump's turn must be > 0 and <= 180 degrees, got "
+                           f"{options.jump_deg}")
 
 
 @contextmanager

@@ -31,7 +31,10 @@ class IngestSummary:
     stamp of each reason in ``first_skipped_t`` (seconds). ``events``: events this run's
     scans produced, by kind. ``objects_created``: identities this run created (``APPEARED``);
     ``objects_in_memory``: objects the scope remembers afterwards. ``inputs``: the topics,
-    frames and files that were read.
+    frames and files that were read. ``map_jumps``: map-frame jumps in the recording's tf
+    (loop closures, relocalisations) this run applied as pose corrections;
+    ``map_jumps_waiting``: jumps not applied because the run's map epoch is still provisional
+    (a re-run after the epoch is aligned applies them).
     """
 
     source_path: str
@@ -54,6 +57,8 @@ class IngestSummary:
     hints: dict[str, str] = field(default_factory=dict)  # skip reason -> what would fix it
     warnings: dict[str, int] = field(default_factory=dict)  # warning -> scans it was given
     interrupted: bool = False
+    map_jumps: int = 0
+    map_jumps_waiting: int = 0
 
     def skip(self, reason: str, t_s: float, hint: str | None = None) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
@@ -121,6 +126,7 @@ class IngestSummary:
             "events": dict(sorted(self.events.items())),
             "hints": dict(sorted(self.hints.items())),
             "warnings": dict(sorted(self.warnings.items())),
+            "map_jumps": {"applied": self.map_jumps, "waiting": self.map_jumps_waiting},
             "interrupted": self.interrupted,
             "resume_from_t": self.resume_from_t,
             "seconds": round(self.seconds, 3),
@@ -153,6 +159,13 @@ class IngestSummary:
                    f"{self.objects_in_memory} in memory")
         for reason, n in sorted(self.detections_dropped.items()):
             out.append(f"  dropped {n} detections: {reason}")
+        if self.map_jumps:
+            out.append(f"  {self.map_jumps} map-frame jumps (loop closures, relocalisations) "
+                       "applied as pose corrections")
+        if self.map_jumps_waiting:
+            epoch = self.inputs.get("map_epoch")
+            out.append(f"  {self.map_jumps_waiting} map-frame jumps wait: map epoch {epoch!r} "
+                       "is provisional (not aligned yet); run the ingest again once it is")
         if self.events:
             out.append("  events: " + ", ".join(f"{k} {v}" for k, v in sorted(self.events.items())))
         return out

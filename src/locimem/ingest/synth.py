@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -75,11 +75,12 @@ def _depth(wall_m: float) -> np.ndarray:
 
 
 def synth_run(n_scans: int, *, dt_s: float = 2.0, t0_s: float = 1_700_000_000.25,
-              objects: Sequence[tuple[str, tuple[float, float, float], int, int]] | None = None,
+              objects: Sequence[tuple[Any, ...]] | None = None,
               per_scan: int | None = None, camera: bool = True, wall_m: float = 6.0,
               seed: int = 7) -> SynthRun:
     """``n_scans`` scans ``dt_s`` apart. ``objects``: (label, map centre, first scan, last
-    scan) — seen (with a little deterministic jitter) in scans first..last. With
+    scan[, size]) — seen (with a little deterministic jitter) in scans first..last; size
+    default 0.1 x 0.1 x 0.12 m. With
     ``per_scan`` instead, a lattice of that many objects in front of the robot, all seen in
     every scan (the benchmark's load)."""
     rng = random.Random(seed)
@@ -91,12 +92,13 @@ def synth_run(n_scans: int, *, dt_s: float = 2.0, t0_s: float = 1_700_000_000.25
     for k in range(n_scans):
         t = _t(stamp_of(t0_s + k * dt_s))
         dets = []
-        for i, (label, (x, y, z), first, last) in enumerate(objects):
+        for i, (label, (x, y, z), first, last, *rest) in enumerate(objects):
             if first <= k <= last:
                 j = (rng.uniform(-0.01, 0.01), rng.uniform(-0.01, 0.01),
                      rng.uniform(-0.005, 0.005))
                 dets.append(Detection(label, round(rng.uniform(0.6, 0.95), 3),
-                                      (x + j[0], y + j[1], z + j[2]), (0.1, 0.1, 0.12),
+                                      (x + j[0], y + j[1], z + j[2]),
+                                      tuple(rest[0]) if rest else (0.1, 0.1, 0.12),
                                       track_id=f"trk{i}", orientation=(1.0, 0.0, 0.0, 0.0)))
         cam = None
         if camera:
@@ -143,7 +145,8 @@ def write_bag(path: str | Path, run: SynthRun, *, storage: str = "sqlite3",
               depth_encoding: str | None = "16UC1", tf_dt_s: float = 0.5,
               tf_until_s: float | None = None, class_ids: dict[str, str] | None = None,
               extra_hypothesis: bool = True, principal_shift_px: tuple[int, int] = (0, 0),
-              tf_static: bool = True) -> Path:
+              tf_static: bool = True,
+              map_odom: Transform | Callable[[float], Transform] = MAP_ODOM) -> Path:
     """Write ``run`` as a rosbag2 recording at ``path`` (a new directory).
 
     ``detection_frame``: ``map``, ``base_link`` or ``camera_optical_frame`` (detections are
@@ -154,7 +157,11 @@ def write_bag(path: str | Path, run: SynthRun, *, storage: str = "sqlite3",
     of labels. ``extra_hypothesis``: add a weaker second hypothesis to each detection.
     ``principal_shift_px``: move the camera info's principal point by (columns, rows).
     ``tf_static``: write ``/tf_static`` (map to odom, base_link to the camera; False: a
-    recording started after the static transforms were published).
+    recording started after the static transforms were published). ``map_odom``: the
+    ``map -> odom`` the robot publishes (a transform: static; a function of time: on ``/tf``
+    with every sample — SLAM's belief, which may be off and jump). Detections in
+    ``base_link`` or the camera frame are what the robot really sees (the true
+    :data:`MAP_ODOM`), so a ``map_odom`` other than it places them off by the difference.
     """
     from rosbags.rosbag2 import StoragePlugin, Writer
 
@@ -183,8 +190,9 @@ def write_bag(path: str | Path, run: SynthRun, *, storage: str = "sqlite3",
             ns = stamp_of(t_s)
             log.append((ns[0] * 1_000_000_000 + ns[1], len(log), c, msg, c.msgtype))
 
-        statics = [_tf(store, t0, "map", "odom", MAP_ODOM),
-                   _tf(store, t0, "base_link", "camera_link", BASE_CAMERA)]
+        statics = [_tf(store, t0, "base_link", "camera_link", BASE_CAMERA)]
+        if isinstance(map_odom, Transform):
+            statics.insert(0, _tf(store, t0, "map", "odom", map_odom))
         statics += [_tf(store, t0, "camera_link", name, OPTICAL_TO_BODY.inverse())
                     for name in sorted(optical_names)]
         if tf_static:
@@ -193,8 +201,10 @@ def write_bag(path: str | Path, run: SynthRun, *, storage: str = "sqlite3",
         k = 0
         while t0 - tf_dt_s + k * tf_dt_s <= t_end + 1e-9:
             ts = t0 - tf_dt_s + k * tf_dt_s
+            moving = [] if isinstance(map_odom, Transform) else [
+                _tf(store, ts, "map", "odom", map_odom(ts))]
             put(ts, c_tf, _msg(store, "tf2_msgs/msg/TFMessage", transforms=[
-                _tf(store, ts, "odom", "base_link", base_pose(ts, t0))]))
+                *moving, _tf(store, ts, "odom", "base_link", base_pose(ts, t0))]))
             k += 1
         dc, dr = principal_shift_px
         k_mat = np.array([FOCAL, 0, WIDTH / 2 - 0.5 + dc, 0, FOCAL, HEIGHT / 2 - 0.5 + dr,

@@ -13,7 +13,7 @@ from typing import Any
 
 from locimem.check import check_text, check_valid_time
 from locimem.errors import InvalidInput
-from locimem.frames import check_transform
+from locimem.frames import check_transform, compose, invert
 from locimem.memory.base import MemoryBase, in_turn
 from locimem.model import Event, EventKind, Observation
 from locimem.tracker.reanchor import Stretch, Stretches, decide_reanchor
@@ -28,7 +28,8 @@ class PoseCorrections(MemoryBase):
 
     @in_turn
     def correct_poses(self, corrections: Iterable[Sequence[Any]], *,
-                      actor: str = "slam", reason: str | None = None) -> list[Event]:
+                      map_epoch: str | None = None, actor: str = "slam",
+                      reason: str | None = None) -> list[Event]:
         """Apply a pose-graph correction (a loop closure) to what was seen meanwhile.
 
         ``corrections`` is a list of ``(t_from, t_to, transform)``: every scan made at a time
@@ -37,7 +38,10 @@ class PoseCorrections(MemoryBase):
         at ``transform · x``). ``transform`` is a 4x4 rigid matrix or ``(translation_xyz,
         quaternion_wxyz)`` (:func:`locimem.frames.check_transform`). Stretches must not
         overlap; a drift that grows along a walk is many short stretches, each with the
-        correction of its moment.
+        correction of its moment. ``map_epoch`` names the frame the transforms are in (a
+        loop closure of a later SLAM session, in that session's frame): an aligned epoch's
+        correction is turned into the memory's frame; a provisional one's is refused (its
+        frame is not tied to the memory's yet: align it first).
 
         Every object with sightings in a stretch is re-anchored: its centre moves by as much
         as the correction moves the running mean of its sightings (a REANCHORED event), and
@@ -49,7 +53,8 @@ class PoseCorrections(MemoryBase):
         events (empty: nothing was seen in the stretches; nothing is written then).
         """
         self._writable("correct_poses")
-        stretches = Stretches(_check_corrections(corrections))
+        stretches = Stretches(self._in_memory_frame(_check_corrections(corrections),
+                                                    map_epoch))
         actor = check_text(actor, "actor")
         reason = None if reason is None else check_text(reason, "reason", max_chars=1000)
         chains = self._chains(stretches)
@@ -62,6 +67,29 @@ class PoseCorrections(MemoryBase):
         done = self._commit(records)
         return [r for r in done if isinstance(r, Event)
                 and r.kind in (EventKind.REANCHORED, EventKind.MERGED)]
+
+    def _in_memory_frame(self, stretches: list[Stretch], map_epoch: str | None
+                         ) -> list[Stretch]:
+        """Corrections given in map epoch ``map_epoch``'s frame, in the memory's."""
+        if map_epoch is None:
+            return stretches
+        from locimem.memory.epochs import check_epoch
+
+        epochs = self._state.epochs
+        epoch = epochs.get(check_epoch(map_epoch))
+        if epoch is None:
+            known = ", ".join(repr(e) for e in sorted(epochs)) or "none"
+            raise InvalidInput(f"no map epoch {map_epoch!r} in scope {self._scope!r} (its "
+                               f"epochs: {known})")
+        if epoch.status == "base":
+            return stretches
+        if epoch.transform is None:
+            raise InvalidInput(f"map epoch {map_epoch!r} is provisional: its frame is not tied "
+                               "to the memory's yet; correct its poses once it is aligned "
+                               "(by the memory, or by align_epoch)")
+        into = check_transform(epoch.transform)
+        back = invert(into)
+        return [(a, b, compose(into, compose(m, back))) for a, b, m in stretches]
 
     def _chains(self, stretches: Stretches) -> dict[int, list[Observation]]:
         """Each live object sighted in a stretch -> its accepted sightings (its absorbed

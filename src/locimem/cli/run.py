@@ -119,10 +119,14 @@ def parser_bench(sub: Sub) -> None:
                        "or open / rebuild (state read, replay: beside a bare read of the rows; "
                        "--objects, default 10000, and --open-observations) "
                        "or frames (map-epoch alignment time; a scan's cost in an aligned "
-                       "epoch beside the memory's own frame)")
+                       "epoch beside the memory's own frame) "
+                       "or report (the docs' tables: most of the above at the sizes the "
+                       "docs quote, written to docs/benchmarks.md with date, machine and "
+                       "commit; about 20 minutes)")
     p.add_argument("suite", nargs="?", default="ingest",
                    choices=["ingest", "retention", "quality", "queries", "qa", "interchange",
-                            "bag", "crowd", "load", "fleet", "open", "rebuild", "frames"],
+                            "bag", "crowd", "load", "fleet", "open", "rebuild", "frames",
+                            "report"],
                    help="which benchmark (default: ingest)")
     p.add_argument("--minutes", type=float, default=10.0,
                    help="retention: minutes of 30 Hz stream to simulate (default 10)")
@@ -148,6 +152,11 @@ def parser_bench(sub: Sub) -> None:
     p.add_argument("--url", help="fleet: a PostgreSQL server (default $LOCIMEM_POSTGRES)")
     p.add_argument("--fleet-seconds", type=float, default=5.0,
                    help="fleet: measured seconds per row (default 5)")
+    p.add_argument("-o", "--out", default="docs/benchmarks.md", metavar="FILE.md",
+                   help="report: the file to write (default docs/benchmarks.md)")
+    p.add_argument("--quick", action="store_true",
+                   help="report: tiny sizes, a smoke run of every suite (its figures say "
+                   "nothing)")
     add_json(p, "print JSON: the suite and its report's lines")
     add_quiet(p)
     p.set_defaults(func=cmd_bench)
@@ -176,6 +185,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace, out: TextIO) -> int:
+    if args.suite == "report":
+        from locimem.bench.report import write_report
+
+        write_report(args.out, quick=args.quick,
+                     progress=None if args.quiet else sys.stderr)
+        out.write(f"wrote {args.out}\n")
+        return 0
     if args.suite == "queries":
         from locimem.bench.queries import run_query_suite
 

@@ -26,7 +26,7 @@ class Knob:
 
     The ranges keep the arithmetic the tracker does with a setting finite (divisions, logs,
     exponentials and squares of it and of positions within ``MAX_ABS_COORD_M``): validation,
-    its error messages and the README's table of settings all come from these declarations.
+    its error messages and the table of settings in docs/configuration.md all come from these declarations.
     """
 
     lo: float
@@ -426,7 +426,7 @@ class TrackerConfig:
 
 
 def settings_table() -> str:
-    """The README's table of settings, made from the declarations: one row per setting of
+    """docs/configuration.md's table of settings, made from the declarations: one row per setting of
     ``[tracker]`` and ``[relations]`` with its default, range and meaning."""
     rows = ["| table | setting | default | range | meaning |", "|---|---|---|---|---|"]
     for table, kind in (("tracker", TrackerConfig), ("relations", RelationConfig)):

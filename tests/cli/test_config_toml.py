@@ -127,10 +127,10 @@ def test_the_library_installs_no_log_handlers_and_verbose_shows_its_logger(store
         logger.setLevel(logging.NOTSET)
 
 
-def test_the_readme_config_example_reads(tmp_path) -> None:
+def test_the_guides_config_example_reads(tmp_path) -> None:
     import re
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[2] / "docs" / "guide.md").read_text()
     (block,) = re.findall(r"```toml\n(.*?)```", readme, flags=re.S)
     config = TrackerConfig.from_toml(_toml(tmp_path, block))
     assert (config.tau_s, config.promote_after, config.human_label_weight,

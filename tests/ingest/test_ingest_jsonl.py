@@ -177,8 +177,8 @@ def test_a_bag_without_the_ros_extra_names_the_extra(tmp_path, monkeypatch):
     assert not (tmp_path / "x.loci").exists()
 
 
-def test_the_readme_example_line_ingests(tmp_path):
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+def test_the_guides_example_line_ingests(tmp_path):
+    readme = (Path(__file__).resolve().parents[2] / "docs" / "guide.md").read_text()
     line = next(x for x in readme.splitlines() if x.startswith('{"t": 12.5, "detections"'))
     (tmp_path / "scans.jsonl").write_text(line + "\n")
     summary = ingest(tmp_path / "scans.jsonl", tmp_path / "r.loci")

@@ -268,13 +268,13 @@ def test_the_command(tmp_path: Path, house_rrd: tuple[Path, Any]) -> None:
                                                  f".rrd, got '{tmp_path / 'x.mcap'}'\n")
 
 
-def test_the_readme_live_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+def test_the_guides_live_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    readme = (Path(__file__).resolve().parents[2] / "docs" / "guide.md").read_text()
     (block,) = [b for b in re.findall(r"```py\n(.*?)```", readme, flags=re.S)
                 if "RerunLogger" in b]
     monkeypatch.chdir(tmp_path)
     try:
-        exec(compile(block, "README.md", "exec"), {})
+        exec(compile(block, "docs/guide.md", "exec"), {})
         rr.disconnect()  # the global recording's file sink: flushed and closed
     finally:
         rr.set_global_data_recording(None)

@@ -87,8 +87,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="count", default=0,
                         help="show the locimem logger on stderr (-v: info, -vv: debug)")
     parser.add_argument("--config", metavar="FILE.toml",
-                        help="tracker, relation and encoder settings from a TOML file (see the "
-                             "README)")
+                        help="tracker, relation and encoder settings from a TOML file (see "
+                             "docs/configuration.md)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for add in PARSERS:
         add(sub)

@@ -409,7 +409,7 @@ def parser_ingest(sub: Sub) -> None:
                        "map frame, the camera from CameraInfo (+ optional depth image). A scan "
                        "whose transform is missing is skipped and reported, never guessed.")
     p.add_argument("source", metavar="SOURCE", help="a rosbag2 directory, a .db3 or .mcap "
-                   "file, or a .jsonl file (one scan per line; see the README)")
+                   "file, or a .jsonl file (one scan per line; see docs/guide.md)")
     p.add_argument("store", metavar="STORE", help="the store to ingest into (created if new)")
     p.add_argument("--scope", help="whose memory (default: the store's only scope, or "
                    "'default'; a new name starts a new scope)")
@@ -443,7 +443,7 @@ def parser_ingest(sub: Sub) -> None:
     p.add_argument("--map-epoch", metavar="NAME",
                    help="the SLAM session the recording's map frame belongs to: a robot that "
                    "starts a new map at each boot names each boot; a new name is aligned to "
-                   "the memory by its furniture (see the README, 'Map frames that move'). "
+                   "the memory by its furniture (docs/guide.md, 'Map frames that move'). "
                    "Default: one fixed map frame (a saved map)")
     p.add_argument("--new-map", action="store_true",
                    help="bag: the recording's map frame is a session of its own, named after "

@@ -26,7 +26,8 @@ class Knob:
 
     The ranges keep the arithmetic the tracker does with a setting finite (divisions, logs,
     exponentials and squares of it and of positions within ``MAX_ABS_COORD_M``): validation,
-    its error messages and the table of settings in docs/configuration.md all come from these declarations.
+    its error messages and docs/configuration.md's table of settings all come from these
+    declarations.
     """
 
     lo: float

@@ -26,7 +26,7 @@ from locimem.ingest.feed import Scan
 from locimem.ingest.frames import OPTICAL_TO_BODY, Transform
 from locimem.model import Camera, Detection
 
-__all__ = ["SynthRun", "stamp_of", "synth_run", "write_bag"]
+__all__ = ["SynthRun", "frame_2d", "stamp_of", "synth_run", "write_bag", "write_bag_2d"]
 
 MAP_ODOM = Transform((0.5, -0.25, 0.0), (math.cos(0.05), 0.0, 0.0, math.sin(0.05)))
 BASE_CAMERA = Transform((0.2, 0.0, 1.1), (math.cos(0.1), 0.0, math.sin(0.1), 0.0))  # 0.2 rad down
@@ -269,3 +269,147 @@ def _frame_from_map(frame: str, t_s: float, t0_s: float) -> Transform:
     if frame == "camera_optical_frame":
         return camera_body_pose(t_s, t0_s).compose(OPTICAL_TO_BODY.inverse()).inverse()
     raise ValueError(f"unknown frame {frame!r}")
+
+
+# -- 2D detections: what a robot with a 2D detector and a depth camera records ---------------
+WALL = ((6.0, -10.0, 0.0), (6.2, 10.0, 3.0))  # behind everything: the background in each box
+
+
+def frame_2d(scan: Scan, t0_s: float, width: int, height: int, focal: float
+             ) -> tuple[np.ndarray, list[tuple[int, tuple[float, float, float, float]]],
+                        np.ndarray]:
+    """What a depth camera and a perfect 2D detector give at one scan of a run: the depth
+    image (forward distances, ``inf`` for no return) of the scan's objects and a wall behind
+    them, each visible object's box (its index in the scan, and its projected corners' bounds
+    in pixels, ROS convention) and the instance image (k + 1 where object k is nearest)."""
+    from locimem.sim.render import render_depth
+
+    pose = camera_body_pose(scan.t, t0_s)
+    fov = math.degrees(2 * math.atan(width / 2 / focal))
+    vfov = math.degrees(2 * math.atan(height / 2 / focal))
+    cam = Camera(pose.translation_m, pose.quat_wxyz, fov, 12.0, vfov_deg=vfov)
+    lo = np.array([np.subtract(d.center, np.divide(d.size, 2)) for d in scan.detections]
+                  + [WALL[0]]).reshape(-1, 3)
+    hi = np.array([np.add(d.center, np.divide(d.size, 2)) for d in scan.detections]
+                  + [WALL[1]]).reshape(-1, 3)
+    shape = (height, width)
+    depth = render_depth(cam, lo, hi, shape)
+    instances = np.zeros(shape, dtype=np.int64)
+    to_optical = pose.compose(OPTICAL_TO_BODY.inverse()).inverse()
+    boxes = []
+    for k in range(len(scan.detections)):
+        alone = render_depth(cam, lo[k:k + 1], hi[k:k + 1], shape)
+        mine = np.isfinite(alone) & (alone <= depth)
+        if not mine.any():
+            continue
+        instances[mine] = k + 1
+        corners = [to_optical.apply(np.where(np.array(bits, dtype=bool), hi[k], lo[k]))
+                   for bits in np.ndindex(2, 2, 2)]
+        us = [focal * x / z + width / 2 - 0.5 for x, _, z in corners]
+        vs = [focal * y / z + height / 2 - 0.5 for _, y, z in corners]
+        box = (max(min(us), -0.5), max(min(vs), -0.5), min(max(us), width - 0.5),
+               min(max(vs), height - 0.5))
+        boxes.append((k, box))
+    return depth, boxes, instances
+
+
+def write_bag_2d(path: str | Path, run: SynthRun, *, storage: str = "sqlite3",
+                 width: int = 160, height: int = 120, focal: float = 100.0,
+                 depth_size: tuple[int, int] | None = None, masks: bool = False,
+                 no_depth: tuple[float, float] | None = None, tf_dt_s: float = 0.5) -> Path:
+    """Write ``run`` as a recording of a 2D detector and a registered depth camera:
+    ``vision_msgs/Detection2DArray`` on ``/detections`` (the boxes :func:`frame_2d` gives),
+    ``CameraInfo`` for a ``width`` x ``height`` image of focal length ``focal``, depth
+    (``16UC1``, millimetres; ``depth_size`` (width, height): the same camera at another
+    resolution), tf as :func:`write_bag` writes it, and with ``masks`` an instance-mask
+    image (``mono16``). ``no_depth``: a stretch (seconds) with no depth images."""
+    from rosbags.rosbag2 import StoragePlugin, Writer
+
+    from locimem.ingest.ros import ros_typestore
+
+    store = ros_typestore()
+    plugin = {"sqlite3": StoragePlugin.SQLITE3, "mcap": StoragePlugin.MCAP}[storage]
+    path = Path(path)
+    t0 = run.t0_s
+    with Writer(path, version=9, storage_plugin=plugin) as w:
+        def conn(topic: str, msgtype: str) -> Any:
+            return w.add_connection(topic, msgtype, typestore=store)
+
+        c_det = conn("/detections", "vision_msgs/msg/Detection2DArray")
+        c_tf = conn("/tf", "tf2_msgs/msg/TFMessage")
+        c_static = conn("/tf_static", "tf2_msgs/msg/TFMessage")
+        c_info = conn("/camera/color/camera_info", "sensor_msgs/msg/CameraInfo")
+        c_depth = conn("/camera/aligned_depth_to_color/image_raw", "sensor_msgs/msg/Image")
+        c_mask = conn("/segmentation/instances", "sensor_msgs/msg/Image") if masks else None
+        log: list[tuple[int, int, Any, Any, str]] = []
+
+        def put(t_s: float, c: Any, msg: Any) -> None:
+            ns = stamp_of(t_s)
+            log.append((ns[0] * 1_000_000_000 + ns[1], len(log), c, msg, c.msgtype))
+
+        put(t0 - 1.0, c_static, _msg(store, "tf2_msgs/msg/TFMessage", transforms=[
+            _tf(store, t0, "map", "odom", MAP_ODOM),
+            _tf(store, t0, "base_link", "camera_link", BASE_CAMERA),
+            _tf(store, t0, "camera_link", "camera_optical_frame", OPTICAL_TO_BODY.inverse())]))
+        k = 0
+        while t0 - tf_dt_s + k * tf_dt_s <= run.scans[-1].t + tf_dt_s + 1e-9:
+            ts = t0 - tf_dt_s + k * tf_dt_s
+            put(ts, c_tf, _msg(store, "tf2_msgs/msg/TFMessage", transforms=[
+                _tf(store, ts, "odom", "base_link", base_pose(ts, t0))]))
+            k += 1
+        k_mat = np.array([focal, 0, width / 2 - 0.5, 0, focal, height / 2 - 0.5, 0, 0, 1.0])
+        roi = _msg(store, "sensor_msgs/msg/RegionOfInterest", x_offset=0, y_offset=0, height=0,
+                   width=0, do_rectify=False)
+        dw, dh = depth_size or (width, height)
+        for i, scan in enumerate(run.scans):
+            t = scan.t
+            frame = "camera_optical_frame"
+            if i % 5 == 0:
+                put(t - 0.01, c_info, _msg(
+                    store, "sensor_msgs/msg/CameraInfo", header=_header(store, t, frame),
+                    height=height, width=width, distortion_model="plumb_bob", d=np.zeros(5),
+                    k=k_mat, r=np.eye(3).reshape(-1), p=np.zeros(12), binning_x=0,
+                    binning_y=0, roi=roi))
+            depth, boxes, instances = frame_2d(scan, t0, width, height, focal)
+            if no_depth is None or not no_depth[0] <= t <= no_depth[1]:
+                if (dw, dh) != (width, height):  # the same camera at another resolution
+                    depth = frame_2d(scan, t0, dw, dh, focal * dw / width)[0]
+                raw = np.where(np.isfinite(depth), np.round(depth * 1000), 0).astype("<u2")
+                put(t + 0.004, c_depth, _image(store, t, frame, raw, "16UC1", 4_000_000))
+            if c_mask is not None:  # instance j + 1 marks detection j of the array
+                mask = np.zeros_like(instances)
+                for j, (k_obj, _) in enumerate(boxes):
+                    mask[instances == k_obj + 1] = j + 1
+                put(t + 0.002, c_mask, _image(store, t, frame, mask.astype("<u2"), "mono16",
+                                              2_000_000))
+            dets = []
+            for k_obj, (xmin, ymin, xmax, ymax) in boxes:
+                d = scan.detections[k_obj]
+                center = _msg(store, "vision_msgs/msg/Pose2D", position=_msg(
+                    store, "vision_msgs/msg/Point2D", x=(xmin + xmax) / 2, y=(ymin + ymax) / 2),
+                    theta=0.0)
+                dets.append(_msg(
+                    store, "vision_msgs/msg/Detection2D", header=_header(store, t, frame),
+                    results=[_msg(store, "vision_msgs/msg/ObjectHypothesisWithPose",
+                                  hypothesis=_msg(store, "vision_msgs/msg/ObjectHypothesis",
+                                                  class_id=d.label, score=d.confidence),
+                                  pose=_msg(store, "geometry_msgs/msg/PoseWithCovariance",
+                                            pose=_pose(store, (0, 0, 0), (1, 0, 0, 0)),
+                                            covariance=np.zeros(36)))],
+                    bbox=_msg(store, "vision_msgs/msg/BoundingBox2D", center=center,
+                              size_x=xmax - xmin, size_y=ymax - ymin),
+                    id=d.track_id or ""))
+            put(t + 0.03, c_det, _msg(store, "vision_msgs/msg/Detection2DArray",
+                                      header=_header(store, t, frame), detections=dets))
+        for ns, _, c, msg, msgtype in sorted(log, key=lambda e: (e[0], e[1])):
+            w.write(c, ns, store.serialize_cdr(msg, msgtype))
+    return path
+
+
+def _image(store: Any, t: float, frame: str, pixels: np.ndarray, encoding: str,
+           offset_ns: int) -> Any:
+    h, w = pixels.shape
+    return _msg(store, "sensor_msgs/msg/Image", header=_header(store, t, frame,
+                                                               offset_ns=offset_ns),
+                height=h, width=w, encoding=encoding, is_bigendian=0,
+                step=w * pixels.itemsize, data=np.frombuffer(pixels.tobytes(), np.uint8))

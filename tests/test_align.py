@@ -1,7 +1,10 @@
 """The frame alignment: it recovers a rigid yaw-and-translation from furniture, leaves moved
-things out of the fit, and refuses rather than guesses on too few or symmetric landmarks."""
+things out of the fit, refuses rather than guesses on too few or symmetric landmarks, and
+refuses bad settings as InvalidInput."""
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pytest
@@ -9,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from locimem.align import Landmark, align_landmarks
+from locimem.errors import InvalidInput
 from locimem.frames import invert, transform_points, yaw_of, yaw_transform
 
 HOUSE = [("sofa", (1.0, 4.0, 0.45), (2.0, 0.9, 0.9)), ("table", (3.0, 1.5, 0.4), (1.2, 0.8, 0.8)),
@@ -74,6 +78,40 @@ def test_a_square_of_identical_chairs_is_ambiguous() -> None:
     found = align_landmarks(_marks(square, yaw_transform(10.0, 1.0, 0.0), first_key=100),
                             _marks(square))
     assert not found.ok and found.reason.startswith("ambiguous")
+
+
+@pytest.mark.parametrize("setting, message", [
+    ({"inlier_m": -0.1}, "inlier_m must be > 0, got -0.1"),
+    ({"inlier_m": 0.0}, "inlier_m must be > 0, got 0.0"),
+    ({"inlier_m": float("nan")}, "inlier_m must be a finite number, got nan"),
+    ({"inlier_m": "0.15"}, "inlier_m must be a finite number, got '0.15'"),
+    ({"min_inliers": 1}, "min_inliers must be >= 2, got 1"),
+    ({"min_inliers": 4.0}, "min_inliers must be an integer, got 4.0"),
+    ({"max_residual_m": -0.05}, "max_residual_m must be > 0, got -0.05"),
+    ({"size_ratio": 0.9}, "size_ratio must be >= 1, got 0.9"),
+    ({"ambiguity": 0.0}, "ambiguity must be in (0, 1], got 0.0"),
+    ({"ambiguity": 1.2}, "ambiguity must be in (0, 1], got 1.2"),
+])
+def test_bad_settings_are_invalid_input(setting, message) -> None:
+    with pytest.raises(InvalidInput, match=re.escape(message)):
+        align_landmarks(_marks(HOUSE), _marks(HOUSE), **setting)
+
+
+@pytest.mark.parametrize("bad, side, message", [
+    (Landmark(99, "sofa", (float("nan"), 4.0, 0.45), (2.0, 0.9, 0.9)), "new",
+     "new landmarks' centres and sizes must be finite"),
+    (Landmark(99, "sofa", (1.0, 4.0, 0.45), (2.0, float("inf"), 0.9)), "old",
+     "old landmarks' centres and sizes must be finite"),
+    (Landmark(99, "sofa", (1.0, 4.0), (2.0, 0.9, 0.9)), "old",
+     "old landmarks' centres and sizes must be three numbers each"),
+    (Landmark(99, "sofa", (1.0, 4.0, 0.45), (2.0, 0.9, 0.9), weight=0.0), "new",
+     "new landmarks' weights must be finite and > 0"),
+])
+def test_bad_landmarks_are_invalid_input(bad, side, message) -> None:
+    new, old = _marks(HOUSE, first_key=100), _marks(HOUSE)
+    (new if side == "new" else old).append(bad)
+    with pytest.raises(InvalidInput, match=re.escape(message)):
+        align_landmarks(new, old)
 
 
 @pytest.mark.parametrize("items, message", [

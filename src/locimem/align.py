@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from locimem.check import check_float, check_int, check_positive
+from locimem.errors import InvalidInput
 from locimem.frames import yaw_of, yaw_transform
 
 __all__ = ["Alignment", "Landmark", "align_landmarks"]
@@ -58,15 +60,35 @@ def align_landmarks(new: Sequence[Landmark], old: Sequence[Landmark], *,
                     inlier_m: float = 0.15, min_inliers: int = 4,
                     max_residual_m: float = 0.05, size_ratio: float = 1.6,
                     ambiguity: float = 0.8) -> Alignment:
-    """The transform taking ``new`` landmarks onto ``old`` ones, or why there is none."""
+    """The transform taking ``new`` landmarks onto ``old`` ones, or why there is none.
+
+    ``inlier_m`` is how near its counterpart a moved landmark must come, ``min_inliers`` how
+    many must agree, ``max_residual_m`` the largest weighted RMS distance of the fit,
+    ``size_ratio`` how much a counterpart's extents may differ, and ``ambiguity`` the share
+    of the fit's landmark weight a different transform may explain before the fit is
+    refused. Raises :class:`~locimem.errors.InvalidInput` on a setting out of range, or a
+    landmark whose centre or size is not three finite numbers or, in ``new``, whose weight
+    is not finite and > 0.
+    """
+    inlier_m = check_positive(inlier_m, "inlier_m")
+    min_inliers = check_int(min_inliers, "min_inliers", lo=2)  # two points fix a transform
+    max_residual_m = check_positive(max_residual_m, "max_residual_m")
+    size_ratio = check_float(size_ratio, "size_ratio")
+    if size_ratio < 1.0:
+        raise InvalidInput(f"size_ratio must be >= 1, got {size_ratio}")
+    ambiguity = check_float(ambiguity, "ambiguity")
+    if not 0.0 < ambiguity <= 1.0:
+        raise InvalidInput(f"ambiguity must be in (0, 1], got {ambiguity}")
+    p, _ = _boxes(new, "new")
+    q, _ = _boxes(old, "old")
+    w = np.array([lm.weight for lm in new], dtype=float)
+    if not np.all(np.isfinite(w) & (w > 0.0)):
+        raise InvalidInput("new landmarks' weights must be finite and > 0")
     cands = [(i, j) for i, a in enumerate(new) for j, b in enumerate(old)
              if a.label == b.label and _sizes_match(a.size, b.size, size_ratio)]
     if len({i for i, _ in cands}) < min_inliers:
         return _refused(f"only {len({i for i, _ in cands})} landmarks of this frame have a "
                         f"counterpart of the same label and size (needs {min_inliers})")
-    p = np.array([lm.center for lm in new], dtype=float)
-    q = np.array([lm.center for lm in old], dtype=float)
-    w = np.array([lm.weight for lm in new], dtype=float)
     compatible = np.zeros((len(new), len(old)), dtype=bool)
     for i, j in cands:
         compatible[i, j] = True
@@ -132,6 +154,22 @@ def align_landmarks(new: Sequence[Landmark], old: Sequence[Landmark], *,
 
 def _refused(reason: str) -> Alignment:
     return Alignment(False, None, None, None, None, (), reason)
+
+
+def _boxes(marks: Sequence[Landmark], name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Centres and sizes, shape (n, 3) each; InvalidInput unless three finite numbers."""
+    if not marks:
+        return np.empty((0, 3)), np.empty((0, 3))
+    try:
+        centers = np.array([lm.center for lm in marks], dtype=float)
+        sizes = np.array([lm.size for lm in marks], dtype=float)
+    except (TypeError, ValueError):  # ragged, or not numbers
+        centers = sizes = np.empty(0)
+    if centers.shape != (len(marks), 3) or sizes.shape != (len(marks), 3):
+        raise InvalidInput(f"{name} landmarks' centres and sizes must be three numbers each")
+    if not (np.isfinite(centers).all() and np.isfinite(sizes).all()):
+        raise InvalidInput(f"{name} landmarks' centres and sizes must be finite")
+    return centers, sizes
 
 
 def _sizes_match(a: Sequence[float], b: Sequence[float], ratio: float) -> bool:

@@ -2,7 +2,11 @@
 
 ``align`` rows time :func:`locimem.align.align_landmarks` on furnished layouts (``n`` new
 landmarks against ``m`` stored ones, a random rigid transform between them, a fifth of the
-stored ones absent from the new frame): median and p95 of repeated runs. The ``scan`` row
+stored ones absent from the new frame): median and p95 of repeated runs. The ``worst case``
+rows time the same on identical chairs (every landmark a counterpart of every other, so
+hypotheses are as many as they can be), scattered at random — one transform is right — and
+on a 1 m lattice, where a shift by one step explains nearly as much and alignment must
+refuse; they count the runs aligned, refused and aligned wrong. The ``scan`` row
 ingests the same scans of 10 detections and a camera twice, side by side in one run —
 in the memory's own frame and in an aligned epoch, whose detections and camera are
 transformed on the way in — into non-durable in-memory stores, and prints both medians and
@@ -19,7 +23,7 @@ from typing import TextIO
 import numpy as np
 
 from locimem.align import Landmark, align_landmarks
-from locimem.frames import invert, transform_points, yaw_transform
+from locimem.frames import invert, transform_points, yaw_of, yaw_transform
 from locimem.memory import ObjectMemory
 from locimem.model import Camera, Detection
 
@@ -34,12 +38,28 @@ def _layout(m: int, rng: np.random.Generator) -> list[Landmark]:
                      (0.6 + 0.1 * (k % 7), 0.5 + 0.05 * (k % 5), 0.8)) for k in range(m)]
 
 
-def bench_align(n: int, m: int, runs: int = 15, seed: int = 0) -> tuple[float, float, bool]:
-    """(median ms, p95 ms, every run aligned) for ``n`` new landmarks against ``m``."""
+def _chairs(m: int, rng: np.random.Generator, lattice: bool) -> list[Landmark]:
+    """``m`` identical chairs: on a 1 m lattice, or scattered like :func:`_layout`'s."""
+    if lattice:
+        cols = math.ceil(math.sqrt(m))
+        spots = [(float(k % cols), float(k // cols)) for k in range(m)]
+    else:
+        side = max(8.0, (m * 4.0) ** 0.5)
+        spots = [(float(rng.uniform(0, side)), float(rng.uniform(0, side))) for _ in range(m)]
+    return [Landmark(k + 1, "chair", (x, y, 0.45), (0.5, 0.5, 0.9))
+            for k, (x, y) in enumerate(spots)]
+
+
+def _runs(n: int, m: int, runs: int, seed: int, layout: str
+          ) -> tuple[list[float], int, int, int]:
+    """(sorted ms, aligned, refused, aligned wrong) over ``runs`` fits of ``n`` new landmarks
+    picked from ``m`` stored ones (``layout`` "furnished", "scattered" or "lattice") and
+    moved by a random rigid transform."""
     rng = np.random.default_rng(seed)
-    times, ok = [], True
+    times, aligned, wrong = [], 0, 0
     for _ in range(runs):
-        old = _layout(m, rng)
+        old = (_layout(m, rng) if layout == "furnished"
+               else _chairs(m, rng, lattice=layout == "lattice"))
         frame = yaw_transform(float(rng.uniform(-180, 180)), *rng.uniform(-5, 5, 2))
         picked = rng.choice(m, size=n, replace=False)
         new = [Landmark(1000 + i, old[i].label,
@@ -48,9 +68,32 @@ def bench_align(n: int, m: int, runs: int = 15, seed: int = 0) -> tuple[float, f
         start = time.perf_counter()
         found = align_landmarks(new, old)
         times.append((time.perf_counter() - start) * 1000)
-        ok = ok and found.ok
-    times.sort()
-    return statistics.median(times), times[int(0.95 * (len(times) - 1))], ok
+        if found.ok:
+            aligned += 1
+            back = invert(frame)
+            turn = abs((yaw_of(found.transform) - yaw_of(back) + 180.0) % 360.0 - 180.0)
+            shift = float(np.linalg.norm(found.transform[:3, 3] - back[:3, 3]))
+            wrong += int(turn > 0.5 or shift > 0.05)
+    return sorted(times), aligned, runs - aligned, wrong
+
+
+def _p95(times: list[float]) -> float:
+    return times[int(0.95 * (len(times) - 1))]
+
+
+def bench_align(n: int, m: int, runs: int = 15, seed: int = 0) -> tuple[float, float, bool]:
+    """(median ms, p95 ms, every run aligned) for ``n`` new landmarks against ``m``."""
+    times, aligned, _, _ = _runs(n, m, runs, seed, "furnished")
+    return statistics.median(times), _p95(times), aligned == runs
+
+
+def bench_worst(n: int, m: int, lattice: bool, runs: int = 15, seed: int = 0
+                ) -> tuple[float, float, int, int, int]:
+    """(median ms, p95 ms, aligned, refused, aligned wrong) for ``n`` identical chairs
+    against ``m``, scattered or on a lattice."""
+    times, aligned, refused, wrong = _runs(n, m, runs, seed,
+                                           "lattice" if lattice else "scattered")
+    return statistics.median(times), _p95(times), aligned, refused, wrong
 
 
 def bench_scan(scans: int = 300) -> tuple[float, float]:
@@ -89,6 +132,13 @@ def run_frames_suite(out: TextIO, scans: int = 300) -> None:
         med, p95, ok = bench_align(n, m)
         out.write(f"| {n} new vs {m} stored | {med:.1f} | {p95:.1f} | "
                   f"{'all' if ok else 'not all'} |\n")
+    out.write("\n| worst case | median ms | p95 ms | aligned / refused / wrong |\n"
+              "|---|---:|---:|---|\n")
+    for lattice in (False, True):
+        med, p95, aligned, refused, wrong = bench_worst(60, 200, lattice)
+        where = "on a 1 m lattice" if lattice else "scattered"
+        out.write(f"| 60 vs 200 identical chairs, {where} | {med:.1f} | {p95:.1f} | "
+                  f"{aligned} / {refused} / {wrong} |\n")
     base, aligned = bench_scan(scans)
     out.write(f"\n| scan of 10 detections + camera | median ms |\n|---|---:|\n"
               f"| memory's own frame | {base:.3f} |\n| aligned epoch (transformed on the way "

@@ -122,6 +122,7 @@ def test_the_manifest_names_the_memory_s_frame_epoch(exported: Path) -> None:
     assert EPOCHS in manifest["files"] and EPOCHS in FILES
     info = verify_directory(exported)
     assert (info.format_version, info.epoch, info.map_frame) == (2, "boot-1", frame)
+    assert check_directory(exported) == [] and validate_directory(exported).ok
 
 
 def test_the_directory_lists_every_epoch_with_its_transform(exported: Path,
@@ -185,6 +186,20 @@ def test_import_restores_the_epochs_and_exports_the_same_bytes(exported: Path, s
         assert opened.scopes() == ["home"]  # no epoch's scope came with it
     export_memory(store, tmp_path / "again", scope="home")
     assert file_tree(tmp_path / "again") == file_tree(exported)
+
+
+def test_a_provisional_epoch_imported_alone_starts_its_tracking_afresh(exported: Path,
+                                                                      tmp_path: Path) -> None:
+    store = tmp_path / "alone.loci"
+    import_memory(exported, store)
+    with ObjectMemory.open(store, scope="home", config=SLOW) as mem:
+        before = {o.id: o.center for o in mem.objects()}
+        mem.observe(3010.0, [LAMP], map_epoch="boot-4")
+        assert [(e.name, e.status) for e in mem.map_epochs()][-1] == ("boot-4", "provisional")
+        assert {o.id: o.center for o in mem.objects()} == before  # not the memory's
+    with ObjectMemory.open(store, scope="home/epochs/boot-4", read_only=True) as sub:
+        (lamp,) = sub.objects()
+        assert (lamp.label, lamp.n_detections, lamp.first_seen) == ("lamp", 1, 3010.0)
 
 
 def test_a_provisional_epoch_s_scope_exported_beside_it_joins_it_again(

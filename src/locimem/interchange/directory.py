@@ -57,7 +57,7 @@ Versions. Import reads every format version up to :data:`FORMAT_VERSION`:
 
 * 1 — no ``state/epochs.jsonl``, no ``counts.epochs``, no ``map_frame.epoch``. Its events
   still carry any map epochs, and an import restores them from there.
-* 2 — adds them (2026-12).
+* 2 — adds them.
 
 Decisions:
 

@@ -7,6 +7,11 @@ anything that is not a proper rigid motion (a reflection, a scale, a shear, a no
 number, a translation outside the position domain). ``T`` maps a point ``x`` to
 ``R @ x + t``: "frame B = T · frame A" means a point with coordinates ``x`` in A has
 coordinates ``T · x`` in B.
+
+Every stored position is in the *memory's frame*: the first map frame its scope saw. When the
+scope's scans name their SLAM session (``observe(..., map_epoch=NAME)``) that frame is the
+``base`` epoch's, and every export says so: :func:`memory_epoch` names it and
+:func:`frame_note` is the line each export writes about its positions.
 """
 
 from __future__ import annotations
@@ -19,8 +24,8 @@ import numpy as np
 
 from locimem.errors import InvalidInput
 
-__all__ = ["IDENTITY", "as_pair", "check_transform", "compose", "invert", "transform_points",
-           "yaw_of", "yaw_transform"]
+__all__ = ["FRAME_NAME", "IDENTITY", "as_pair", "check_transform", "compose", "frame_note",
+           "invert", "memory_epoch", "transform_points", "yaw_of", "yaw_transform"]
 
 IDENTITY = np.eye(4)
 IDENTITY.setflags(write=False)
@@ -30,6 +35,9 @@ _UNIT_TOL = 1e-3  # how far a quaternion's norm may be from 1 (it is then normal
 MAX_TRANSLATION_M = 1e6  # the position domain (locimem.check.MAX_ABS_COORD_M)
 
 FORM = ("a 4x4 rigid matrix or (translation_xyz, quaternion_wxyz)")
+FRAME_NAME = "map"
+"""The name the exports give the memory's frame (a memory directory's ``map_frame`` may be
+named otherwise: :func:`~locimem.interchange.export.export_memory`)."""
 
 
 def check_transform(value: Any, name: str = "transform") -> np.ndarray:
@@ -156,3 +164,24 @@ def as_pair(transform: np.ndarray) -> tuple[list[float], list[float]]:
     if q[0] < 0:  # one of the two quaternions of a rotation: w >= 0
         q = tuple(-v for v in q)
     return [float(v) for v in m[:3, 3]], [float(v) for v in q]
+
+
+def memory_epoch(epochs: Any) -> str | None:
+    """The map epoch whose frame is the memory's, from a state's ``epochs`` (name -> epoch) or
+    a list of :class:`~locimem.model.MapEpoch`: the ``base`` one's name; None for a scope that
+    never named its first frame (no epochs, or scans before the first named epoch)."""
+    values = epochs.values() if hasattr(epochs, "values") else epochs
+    return next((e.name for e in values if e.status == "base"), None)
+
+
+def frame_note(epoch: str | None, name: str = FRAME_NAME) -> str:
+    """What an export says about its positions: the memory's frame by name, and its map epoch
+    when it has one (:func:`memory_epoch`).
+
+    >>> print(frame_note("2026-12-01-boot"))
+    positions in the memory's frame "map" (map epoch 2026-12-01-boot)
+    >>> print(frame_note(None))
+    positions in the memory's frame "map"
+    """
+    text = f"positions in the memory's frame \"{name}\""
+    return text if epoch is None else f"{text} (map epoch {epoch})"

@@ -28,6 +28,7 @@ from locimem import Detection, ObjectMemory, ObjectStatus
 from locimem.cli import main
 from locimem.errors import InvalidInput
 from locimem.interchange.cypher import (
+    DIALECTS,
     CypherExportReport,
     cypher_script,
     cypher_string,
@@ -424,6 +425,8 @@ def test_the_neo4j_script_of_a_small_memory(mem, tmp_path) -> None:
     report = export_cypher(mem, tmp_path / "scene.cypher")
     lines = (tmp_path / "scene.cypher").read_text(encoding="utf-8").splitlines()
     k, h, o1, o2 = "'test:room:kitchen'", "'test:room:hall'", "'test:object:1'", "'test:object:2'"
+    assert lines.pop(1) == ("// positions in the memory's frame \"map\": pose, box_min, "
+                            "box_max, polygon (metres, z up)")  # (no map epoch named)
     assert lines[:9] == [
         "// locimem scene graph of scope 'test': 2 objects, 2 rooms, 5 relationships; memory "
         "time 5.0 s. Dialect: neo4j. Idempotent: running it again changes nothing.",
@@ -495,6 +498,26 @@ def test_the_neo4j_script_of_a_small_memory(mem, tmp_path) -> None:
                                         len([x for x in lines if not x.startswith("//")]))
 
 
+def test_the_script_names_the_memory_s_map_epoch(tmp_path) -> None:
+    """Scans that named their SLAM session: the script says whose frame its positions are in
+    (the base epoch's; a later one aligned into it is not)."""
+    table = Detection("kitchen table", 0.9, (1.5, 1.5, 0.375), (1.2, 0.8, 0.75))
+    with ObjectMemory.open(tmp_path / "m.loci", scope="home") as mem:
+        for t in range(6):
+            mem.observe(float(t), [table], map_epoch="2026-12-01-boot")
+        mem.align_epoch("2026-12-02-boot", ((1.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0)))
+        mem.observe(6.0, [Detection("kitchen table", 0.9, (0.5, 1.5, 0.375),
+                                    (1.2, 0.8, 0.75))], map_epoch="2026-12-02-boot")
+        for dialect in DIALECTS:
+            lines = cypher_script(mem, dialect=dialect).splitlines()
+            assert lines[1] == ("// positions in the memory's frame \"map\" (map epoch "
+                                "2026-12-01-boot): pose, box_min, box_max, polygon (metres, z up)")
+            assert sum("2026-12-0" in x for x in lines) == 1  # only there
+            (node,) = [x for x in lines if x.startswith("MERGE (n:Furniture")]
+            assert "n.pose = " + ("point({x: 1.5, y: 1.5, z: 0.375})" if dialect == "neo4j"
+                                  else "{x: 1.5, y: 1.5, z: 0.375}") in node
+
+
 def test_the_dialects_differ_only_in_schema_and_points(house) -> None:
     neo4j = cypher_script(house).splitlines()
     kuzu_lines = cypher_script(house, dialect="kuzu").splitlines()
@@ -502,8 +525,10 @@ def test_the_dialects_differ_only_in_schema_and_points(house) -> None:
     kuzu_data = [x for x in kuzu_lines if not x.startswith(("//", "CREATE "))]
     # Kuzu: the schema, then the data in one transaction
     assert kuzu_data[0] == "BEGIN TRANSACTION;" and kuzu_data[-1] == "COMMIT;"
-    assert [x for x in kuzu_lines if x.startswith("CREATE ")] == kuzu_lines[2:12]
-    assert kuzu_lines[12] == "BEGIN TRANSACTION;"
+    assert [x for x in kuzu_lines if x.startswith("CREATE ")] == kuzu_lines[3:13]
+    assert kuzu_lines[13] == "BEGIN TRANSACTION;"
+    assert kuzu_lines[1] == neo4j[1] == ("// positions in the memory's frame \"map\": pose, "
+                                         "box_min, box_max, polygon (metres, z up)")
     kuzu_data = kuzu_data[1:-1]
     assert len(neo4j_data) == len(kuzu_data)
     for a, b in zip(neo4j_data, kuzu_data, strict=True):

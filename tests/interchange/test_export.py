@@ -28,6 +28,7 @@ from locimem.errors import (
 from locimem.evidence.keyframes import Keyframe
 from locimem.interchange.export import (
     FILES,
+    FORMAT_VERSION,
     MANIFEST,
     TABLES,
     check_directory,
@@ -48,11 +49,13 @@ CLOCK_START = 1_700_000_000.0
 
 # -- building stores -------------------------------------------------------------------------
 def _build(path: Path, scope: str = "home", evidence: bool = True) -> None:
-    """A memory that touches every table: rooms, scans with and without a camera, embeddings,
-    a rejected detection, a correction, attributes (an anchor), a forget and its suppressed
-    repeat, a lost object, a compaction, and prior-map, delta and keyframe rows."""
+    """A memory that touches every table (and file): a named map epoch (the base), rooms,
+    scans with and without a camera, embeddings, a rejected detection, a correction,
+    attributes (an anchor), a forget and its suppressed repeat, a lost object, a compaction,
+    and prior-map, delta and keyframe rows."""
     ticks = itertools.count(CLOCK_START, 0.5)
     with ObjectMemory.open(path, scope=scope, clock=lambda: next(ticks)) as mem:
+        mem.observe(0.0, [], map_epoch="boot-1")  # its SLAM session named: the base epoch
         mem.define_room("kitchen", [(0, 0), (4, 0), (4, 3), (0, 3)])
         mem.define_room("hall", [(4, 0), (6, 0), (6, 3), (4, 3)])
         mem.connect_rooms("kitchen", "hall")
@@ -178,10 +181,14 @@ def test_the_directory_holds_every_file_and_a_manifest_that_lists_them(
     manifest = json.loads((exported / MANIFEST).read_text())
     assert sorted(manifest["files"]) == list(FILES)
     assert (manifest["format"], manifest["format_version"], manifest["schema_version"],
-            manifest["scope"], manifest["scene"]) == ("locimem-memory", 1, SCHEMA_VERSION, "home",
+            manifest["scope"], manifest["scene"]) == ("locimem-memory", 2, SCHEMA_VERSION, "home",
                                                        "flat 3b")
     assert manifest["map_frame"] == {"name": "map", "units": "m", "up": "z",
-                                     "quaternion": "wxyz"}
+                                     "quaternion": "wxyz", "epoch": "boot-1"}
+    assert manifest["counts"]["epochs"] == 1
+    assert (exported / "state/epochs.jsonl").read_text() == (
+        '{"inliers":0,"name":"boot-1","residual_m":null,"scope":null,"since":0.0,'
+        '"source":null,"status":"base","transform":null,"yaw_deg":null}\n')
     conn = sqlite3.connect(source)
     created = conn.execute("SELECT value FROM meta WHERE key = 'created_at'").fetchone()[0]
     last = conn.execute("SELECT id, t FROM commits ORDER BY id DESC LIMIT 1").fetchone()
@@ -543,8 +550,10 @@ def test_a_newer_schema_or_format_version_is_refused(exported: Path, tmp_path: P
     _rewrite_manifest(copy, schema_version=SCHEMA_VERSION + 1)
     _refused(copy, tmp_path, SchemaVersionError,
              f"store schema version {SCHEMA_VERSION + 1}, newer than this")
-    _rewrite_manifest(copy, schema_version=SCHEMA_VERSION, format_version=2)
-    _refused(copy, tmp_path, SchemaVersionError, "format version 2, newer than this")
+    _rewrite_manifest(copy, schema_version=SCHEMA_VERSION, format_version=FORMAT_VERSION + 1)
+    _refused(copy, tmp_path, SchemaVersionError,
+             f"format version {FORMAT_VERSION + 1}, newer than this locimem reads "
+             rf"\({FORMAT_VERSION}\)")
 
 
 def test_rows_that_disagree_with_a_consistent_manifest_are_refused(exported: Path,

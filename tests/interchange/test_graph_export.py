@@ -14,7 +14,7 @@ pytest.importorskip("networkx")
 
 import networkx as nx
 
-from locimem import ObjectMemory
+from locimem import Detection, ObjectMemory
 from locimem.cli import main
 from locimem.errors import InvalidInput
 from locimem.interchange.graph import (
@@ -41,7 +41,7 @@ def oid(name: str) -> str:
 def test_a_multidigraph_of_rooms_and_objects_keyed_by_uid(house) -> None:
     g = to_networkx(house)
     assert isinstance(g, nx.MultiDiGraph)
-    assert g.graph == {"scope": "test", "now": 7.0}
+    assert g.graph == {"scope": "test", "now": 7.0, "frame": "map", "map_epoch": None}
     assert list(g.nodes) == [room_uid("test", r) for r in sorted(ROOMS)] + [
         object_uid("test", i) for i in range(1, len(HOUSE) + 1)]
     cup = house.get(ID["cup"])
@@ -87,7 +87,8 @@ def test_graphml_reads_back_with_every_attribute(house, tmp_path) -> None:
                                        g.number_of_edges())
     back = nx.read_graphml(tmp_path / "scene.graphml", force_multigraph=True)
     assert isinstance(back, nx.MultiDiGraph)
-    assert (back.graph["scope"], back.graph["now"]) == ("test", 7.0)
+    assert (back.graph["scope"], back.graph["now"], back.graph["frame"]) == ("test", 7.0, "map")
+    assert "map_epoch" not in back.graph  # None: GraphML has no null
     assert list(back.nodes) == list(g.nodes)
     cup, kitchen = back.nodes[oid("cup")], back.nodes[room_uid("test", "kitchen")]
     view = g.nodes[oid("cup")]
@@ -142,3 +143,16 @@ def test_without_networkx_the_error_says_what_to_install(house, tmp_path, monkey
     with pytest.raises(NetworkxUnavailable):
         to_networkx(house)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_graph_names_the_memory_s_map_epoch(tmp_path) -> None:
+    with ObjectMemory.open(tmp_path / "m.loci", scope="home") as mem:
+        for t in range(6):
+            mem.observe(float(t), [Detection("kitchen table", 0.9, (1.5, 1.5, 0.375),
+                                             (1.2, 0.8, 0.75))], map_epoch="2026-12-01-boot")
+        g = to_networkx(mem)
+        export_graphml(mem, tmp_path / "scene.graphml")
+    assert g.graph == {"scope": "home", "now": 5.0, "frame": "map",
+                       "map_epoch": "2026-12-01-boot"}
+    back = nx.read_graphml(tmp_path / "scene.graphml", force_multigraph=True)
+    assert (back.graph["frame"], back.graph["map_epoch"]) == ("map", "2026-12-01-boot")

@@ -89,8 +89,31 @@ def test_the_stage_is_z_up_in_metres_with_world_as_default_prim(house, tmp_path)
     assert UsdGeom.GetStageUpAxis(stage) == UsdGeom.Tokens.z
     assert UsdGeom.GetStageMetersPerUnit(stage) == 1.0
     assert stage.GetDefaultPrim().GetPath() == Sdf.Path("/World")
-    assert stage.GetRootLayer().customLayerData == {"locimem": {"scope": "test", "now": 14.0}}
+    assert stage.GetRootLayer().customLayerData == {"locimem": {"scope": "test", "now": 14.0,
+                                                                "frame": "map"}}
+    assert stage.GetRootLayer().comment == "positions in the memory's frame \"map\""
     assert (tmp_path / "house.usda").read_text().startswith("#usda 1.0\n")
+
+
+def test_the_layer_names_the_memory_s_map_epoch(tmp_path) -> None:
+    """A memory whose scans named their SLAM session: the layer says whose frame it is (the
+    base epoch's, not a later one's aligned into it)."""
+    table = Detection("kitchen table", 0.9, (1.5, 1.5, 0.375), (1.2, 0.8, 0.75))
+    with ObjectMemory.open(tmp_path / "m.loci", scope="home") as mem:
+        for t in range(6):
+            mem.observe(float(t), [table], map_epoch="2026-12-01-boot")
+        mem.align_epoch("2026-12-02-boot", ((1.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0)))
+        mem.observe(6.0, [Detection("kitchen table", 0.9, (0.5, 1.5, 0.375),
+                                    (1.2, 0.8, 0.75))], map_epoch="2026-12-02-boot")
+        report, stage = exported(mem, tmp_path / "m.usda")
+        assert [o.center for o in mem.objects()] == [(1.5, 1.5, 0.375)]
+    layer = stage.GetRootLayer()
+    assert layer.customLayerData == {"locimem": {"scope": "home", "now": 6.0, "frame": "map",
+                                                 "map_epoch": "2026-12-01-boot"}}
+    assert layer.comment == "positions in the memory's frame \"map\" (map epoch 2026-12-01-boot)"
+    assert report.prim_paths == {1: "/World/Unassigned/obj_1_kitchen_table"}
+    assert op(stage.GetPrimAtPath(report.prim_paths[1]), "translate") == \
+        Gf.Vec3d(1.5, 1.5, 0.375)
 
 
 def test_one_xform_per_room_with_its_floor_polygon(house, tmp_path) -> None:

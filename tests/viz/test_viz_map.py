@@ -114,6 +114,39 @@ def test_map_data_tracks_each_object_and_room_where_it_changed(house: Path) -> N
     assert data["camera"] == {"t": [], "x": [], "y": [], "yaw": []}  # no cameras: no path
     assert data["unix"] is False
     assert data["scope"] == "home"
+    assert data["frame"] == {"name": "map", "epoch": None,  # the scope named no map epoch
+                             "note": "positions in the memory's frame \"map\""}
+
+
+def _epochs_memory(path: Path) -> ObjectMemory:
+    """A memory whose scans named their SLAM session (2026-12-01-boot, the base), and a later
+    session whose transform was given (1 m along x)."""
+    mem = ObjectMemory.open(path, scope="home")
+    table = Detection("kitchen table", 0.9, (1.5, 1.5, 0.375), (1.2, 0.8, 0.75))
+    for t in range(6):
+        mem.observe(float(t), [table], map_epoch="2026-12-01-boot")
+    mem.align_epoch("2026-12-02-boot", ((1.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0)))
+    mem.observe(6.0, [Detection("kitchen table", 0.9, (0.5, 1.5, 0.375), (1.2, 0.8, 0.75))],
+                map_epoch="2026-12-02-boot")
+    return mem
+
+
+FRAME_LINE = "positions in the memory's frame \"map\" (map epoch 2026-12-01-boot)"
+
+
+def test_the_page_says_which_frame_its_positions_are_in(tmp_path: Path, house: Path) -> None:
+    with _epochs_memory(tmp_path / "m.loci") as mem:
+        data = map_data(mem)
+        page = render_map_html(data)
+    assert data["frame"] == {"name": "map", "epoch": "2026-12-01-boot", "note": FRAME_LINE}
+    assert page.count('<p id="map-frame">positions in the memory&#x27;s frame &quot;map&quot; '
+                      '(map epoch 2026-12-01-boot)</p>') == 1
+    assert page.count("2026-12-02-boot") == 0  # a later epoch is aligned into it: not named
+    with ObjectMemory.open(house, scope="home", read_only=True) as mem:
+        page = render_map_html(map_data(mem))
+    assert page.count('<p id="map-frame">positions in the memory&#x27;s frame '
+                      '&quot;map&quot;</p>') == 1
+    assert "map epoch" not in page
 
 
 def test_identities_that_end_leave_the_map(tmp_path: Path) -> None:
@@ -418,6 +451,15 @@ def test_browser_draws_the_memory_now(house_map: Path, tmp_path: Path, browser: 
                    for e in dom.elements)
     assert dom.by_id("count")["text"] == "17 of 17 objects shown"
     assert dom.by_id("info")["attrs"]["data-ids"] == ""
+    assert dom.by_id("map-frame")["text"] == "positions in the memory's frame \"map\""
+
+
+def test_browser_shows_the_memory_s_map_epoch(tmp_path: Path, browser: str) -> None:
+    with _epochs_memory(tmp_path / "m.loci") as mem:
+        write_map(mem, tmp_path / "m.html")
+    dom = _dump(tmp_path, tmp_path / "m.html")
+    assert dom.by_id("map-frame")["text"] == FRAME_LINE
+    assert dom.objects()[1]["attrs"]["data-x"] == "1.50"  # the later scan, in that frame
 
 
 def test_browser_time_slider_shows_the_past(house_map: Path, tmp_path: Path, browser: str) -> None:

@@ -87,10 +87,12 @@ def test_the_recording_holds_the_story(house_rrd: tuple[Path, Any]) -> None:
     assert report.n_bytes == (d / "memory.rrd").stat().st_size
     entry, rows = read_rrd(d / "memory.rrd")
     assert entry.application_id == "locimem"
-    assert set(rows) == ({"/world", "/events", "/world/moves/2"}
+    assert set(rows) == ({"/world", "/events", "/frame", "/world/moves/2"}
                          | {f"/world/rooms/{name}" for name in ROOMS}
                          | {f"/world/objects/{i}" for i in range(1, KEYS_ID + 1)})
     assert rows["/world"] == [{"ViewCoordinates:xyz": [[3, 5, 1]], "t": None}]  # z up
+    assert rows["/frame"] == [{"TextDocument:text": ["positions in the memory's frame \"map\""],
+                               "t": None}]  # (the scope named no map epoch)
 
     phone = rows[f"/world/objects/{ID['phone']}"]
     assert [(r["t"], r["status"][0], r["confidence"][0]) for r in phone] == [
@@ -192,6 +194,31 @@ def test_live_logger_after_each_observe(tmp_path: Path) -> None:
     assert arrow["t"] == 10.0
     assert {f"/world/rooms/{name}" for name in ROOMS} <= set(rows)
     assert (44.0, "WARN", "LOST #4 phone: unseen since t=9.0 s") in _texts(rows["/events"])
+
+
+def test_the_recording_says_which_frame_its_positions_are_in(tmp_path: Path) -> None:
+    """Scans that named their SLAM session: the frame's line names the base epoch, written
+    and live, once; a later epoch aligned into it is not named."""
+    line = "positions in the memory's frame \"map\" (map epoch 2026-12-01-boot)"
+    rec = rr.RecordingStream("locimem-live", recording_id="epochs-test")
+    rec.save(tmp_path / "live.rrd")
+    table = Detection("kitchen table", 0.9, (1.5, 1.5, 0.375), (1.2, 0.8, 0.75))
+    with ObjectMemory.open(tmp_path / "m.loci", scope="home") as mem:
+        viz = RerunLogger(mem, rec)
+        for t in range(6):
+            viz.log_scan(mem.observe(float(t), [table], map_epoch="2026-12-01-boot"))
+        mem.align_epoch("2026-12-02-boot", ((1.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0)))
+        viz.log_scan(mem.observe(6.0, [Detection("kitchen table", 0.9, (0.5, 1.5, 0.375),
+                                                 (1.2, 0.8, 0.75))],
+                                 map_epoch="2026-12-02-boot"))
+        write_rerun(mem, tmp_path / "m.rrd")
+    rec.flush()
+    rec.disconnect()
+    for path, wall_clock in ((tmp_path / "m.rrd", False), (tmp_path / "live.rrd", True)):
+        _, rows = read_rrd(path, wall_clock=wall_clock)
+        assert rows["/frame"] == [{"TextDocument:text": [line], "t": None}]
+        assert _rounded(rows["/world/objects/1"][-1]["Boxes3D:centers"][0]) == [1.5, 1.5, 0.375]
+        assert not [r for r in rows["/events"] if "2026-12" in r["TextLog:text"][0]]
 
 
 def test_unix_times_give_a_timestamp_timeline(tmp_path: Path) -> None:

@@ -7,7 +7,10 @@ database (``dialect="kuzu"``). The nodes, properties and edges are those of
 
     MATCH (i:Item {label: 'remote'})-[:ON]->(f)<-[:CONTAINS]-(r:Room) RETURN i, f, r
 
-The script, in order (one statement a line, each ending in ``;``):
+The script, in order (one statement a line, each ending in ``;``), after two comment lines —
+what it holds, and which frame its positions are in (``// positions in the memory's frame
+"map" (map epoch 2026-12-01-boot): pose, box_min, box_max, polygon (metres, z up)``; without
+the parenthesis for a scope that never named a map epoch):
 
 1. schema: Neo4j gets a uniqueness constraint on ``uid`` per node label (``IF NOT EXISTS``);
    Kuzu, which needs a schema, gets its node and relationship tables (``IF NOT EXISTS``).
@@ -156,7 +159,8 @@ def _statements(graph: SceneGraph, dialect: str) -> list[str]:
     n_objects = sum(1 for n in graph.nodes if n.kind != "Room")
     out = [f"// locimem scene graph of scope {_comment(graph.scope)}: {n_objects} objects, "
            f"{len(graph.nodes) - n_objects} rooms, {len(graph.edges)} relationships; memory "
-           f"time {now}. Dialect: {dialect}. Idempotent: running it again changes nothing."]
+           f"time {now}. Dialect: {dialect}. Idempotent: running it again changes nothing.",
+           f"// {_one_line(graph.note)}: pose, box_min, box_max, polygon (metres, z up)"]
     out += _schema(dialect)
     if dialect == "kuzu":  # the data in one transaction: applied whole or not at all
         out.append("BEGIN TRANSACTION;")
@@ -246,8 +250,13 @@ def _number(x: float) -> str:
 
 
 def _comment(text: str) -> str:
-    """Text for a ``//`` comment: on one line."""
-    return repr("".join("\ufffd" if unicodedata.category(c) in _UNSAFE else c for c in text))
+    """Text for a ``//`` comment, quoted: on one line."""
+    return repr(_one_line(text))
+
+
+def _one_line(text: str) -> str:
+    """``text`` with the characters that could end a ``//`` comment's line as U+FFFD."""
+    return "".join("\ufffd" if unicodedata.category(c) in _UNSAFE else c for c in text)
 
 
 def _check_dialect(dialect: Any) -> str:

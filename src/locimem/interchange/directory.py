@@ -22,12 +22,42 @@ is :mod:`locimem.interchange.export`; putting one into a store is
     state/prior_map.jsonl
     state/deltas.jsonl
     state/keyframes.jsonl
+    state/epochs.jsonl          the scope's map epochs (format 2 on), one a line, oldest first
     embeddings/observations.npy float32 (n, d): the embedding of the i-th observation that has
                                 one; its line says ``"feature": i`` (``null``: none)
     embeddings/objects.npy      float64 (n, d): the objects' mean embeddings, likewise
 
 Every file is always there (empty tables give empty files and (0, 0) matrices). Positions are
-in the map frame, metres, z up; quaternions (w, x, y, z); times in seconds as recorded.
+in the memory's frame, metres, z up; quaternions (w, x, y, z); times in seconds as recorded.
+
+The frame. The manifest's ``map_frame`` (and ``memory.json``'s) says which frame the
+positions are in: ``name`` (``map`` unless ``export_memory(map_frame=)`` says otherwise),
+``units`` ``m``, ``up`` ``z``, ``quaternion`` ``wxyz``, and ``epoch``: the map epoch whose
+frame is the memory's (the ``base`` one), or null for a scope that never named its first
+frame (:func:`locimem.frames.memory_epoch`). ``state/epochs.jsonl`` lists every map epoch
+of the scope, as ``map_epochs()`` does, oldest first (valid time ``since``, then name):
+``name``, ``status`` (``base``, ``provisional``, ``aligned``, ``given``), ``since``,
+``transform`` (``[translation_xyz, quaternion_wxyz]`` into the memory's frame, null while
+none is known), ``yaw_deg``, ``residual_m`` and ``inliers`` (the fit's, for an automatic
+alignment; ``inliers`` is how many pairs), ``scope`` (where a provisional epoch is tracked,
+``SCOPE/epochs/NAME``) and ``source`` (the actor of its latest ``MAP_ALIGNED``: who or what
+set the transform; null for ``base`` and ``provisional``). It is a description: the events
+(``MAP_EPOCH``, ``MAP_ALIGNED``) are the record, and import refuses a directory whose file
+does not say what its events say, or whose ``map_frame.epoch`` is not its base epoch.
+
+A provisional epoch's own scope is not part of the directory: its objects are not the
+memory's (they are in the epoch's frame, and were never matched to the memory's). The epoch
+is listed, with its status and its scope; export that scope as well (``scope=
+"home/epochs/NAME"``) to keep what was seen in it, and import both into one store. Imported
+alone, the epoch stays provisional, and its next scans start tracking it afresh. Because the
+epoch names its scope, a directory holding a provisional epoch imports only under its own
+scope name.
+
+Versions. Import reads every format version up to :data:`FORMAT_VERSION`:
+
+* 1 — no ``state/epochs.jsonl``, no ``counts.epochs``, no ``map_frame.epoch``. Its events
+  still carry any map epochs, and an import restores them from there.
+* 2 — adds them.
 
 Decisions:
 
@@ -66,9 +96,10 @@ import hmac
 import json
 import math
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -84,16 +115,20 @@ from locimem.errors import (
 from locimem.files import check_regular
 from locimem.jsontext import one_shot
 from locimem.memory.base import MAX_STORE_ID
+from locimem.model import Event, EventKind
 from locimem.progress import Progress
 from locimem.store.sqlite.schema import SCHEMA_VERSION
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "MAX_IMPORT_ID", "FileEntry", "Manifest", "check_directory",
-           "read_memory", "verify_directory"]
+           "epoch_lines", "read_memory", "verify_directory"]
 
 FORMAT = "locimem-memory"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+"""The format version export writes. Import reads every version from 1 to this one."""
 MANIFEST = "manifest.json"
 MEMORY = "memory.json"
+EPOCHS = "state/epochs.jsonl"
+EPOCHS_SINCE = 2  # the first format version with EPOCHS
 OBSERVATION_EMBEDDINGS = "embeddings/observations.npy"
 OBJECT_EMBEDDINGS = "embeddings/objects.npy"
 BATCH_ROWS = 10_000
@@ -175,9 +210,44 @@ TABLES = (
 ADDED_COLUMNS = ((3, "commits", "miss_credits"), (3, "objects", "belief"))
 _EMBEDDING_DTYPES = {OBSERVATION_EMBEDDINGS: np.dtype(np.float32),
                      OBJECT_EMBEDDINGS: np.dtype(np.float64)}
-FILES = tuple(sorted([MEMORY, *(t.file for t in TABLES), *_EMBEDDING_DTYPES]))
-"""Every file of a memory directory besides ``manifest.json``."""
-COUNTS = (*(t.name for t in TABLES), "observation_embeddings", "object_embeddings")
+FILES = tuple(sorted([MEMORY, EPOCHS, *(t.file for t in TABLES), *_EMBEDDING_DTYPES]))
+"""Every file of a memory directory besides ``manifest.json`` (of the current version)."""
+COUNTS = (*(t.name for t in TABLES), "observation_embeddings", "object_embeddings", "epochs")
+
+
+def files_of(version: int) -> tuple[str, ...]:
+    """The files (besides the manifest) of a directory of format ``version``."""
+    return FILES if version >= EPOCHS_SINCE else tuple(f for f in FILES if f != EPOCHS)
+
+
+def counts_of(version: int) -> tuple[str, ...]:
+    """The counts the manifest of format ``version`` gives."""
+    return COUNTS if version >= EPOCHS_SINCE else tuple(c for c in COUNTS if c != "epochs")
+
+
+EPOCH_FIELDS = ("name", "status", "since", "transform", "yaw_deg", "residual_m", "inliers",
+                "scope", "source")
+"""The keys of a line of ``state/epochs.jsonl``."""
+
+
+def epoch_lines(events: Iterable[Event]) -> list[dict[str, Any]]:
+    """The lines of ``state/epochs.jsonl`` for a scope's ``MAP_EPOCH`` and ``MAP_ALIGNED``
+    events (in seq order): each epoch folded as the memory folds it
+    (:func:`~locimem.tracker.apply.apply_epoch`), oldest first, with the actor of its latest
+    ``MAP_ALIGNED`` as ``source``."""
+    from locimem.tracker.apply import apply_epoch
+
+    folded = SimpleNamespace(epochs={})
+    source: dict[str, Any] = {}
+    for ev in events:
+        apply_epoch(folded, ev)  # type: ignore[arg-type]
+        if ev.kind is EventKind.MAP_ALIGNED:
+            source[ev.data["epoch"]] = ev.data.get("actor")
+    out = []
+    for epoch in sorted(folded.epochs.values(), key=lambda e: (e.since, e.name)):
+        line = {**epoch.to_dict(), "source": source.get(epoch.name)}
+        out.append({k: line[k] for k in EPOCH_FIELDS})
+    return out
 
 
 # -- the manifest ----------------------------------------------------------------------------
@@ -197,7 +267,9 @@ class Manifest:
     (lowest, highest) commit id, record seq and object id in the directory (None when there
     is none); ``memory_version`` the last commit's id and valid time ``t``; ``created_at`` the
     store's creation time (seconds since the epoch); ``map_frame`` the frame (name, units,
-    up axis, quaternion order).
+    up axis, quaternion order, and from format 2 on ``epoch``: the memory's frame's map
+    epoch, or None); ``epoch`` that epoch (None also for a format-1 directory, which does not
+    say).
     """
 
     directory: Path
@@ -205,7 +277,7 @@ class Manifest:
     schema_version: int
     scope: str
     scene: str | None
-    map_frame: dict[str, str]
+    map_frame: dict[str, Any]
     created_at: float | None
     memory_version: dict[str, Any]
     counts: dict[str, int]
@@ -213,6 +285,10 @@ class Manifest:
     files: dict[str, FileEntry]
     hmac_sha256: str | None = None  # the signature of a signed export (manifest_signature)
     raw: dict[str, Any] | None = field(default=None, repr=False, compare=False)  # as read
+
+    @property
+    def epoch(self) -> str | None:
+        return self.map_frame.get("epoch")
 
 
 # -- shared by writing, checking and reading -------------------------------------------------
@@ -348,9 +424,10 @@ def _inspect(path: Path, progress: Progress | None
         return None, [_Problem(f"no memory directory at {str(path)!r} ({what})", NotFound)]
     problems: list[_Problem] = []
     manifest = _read_manifest(path, problems)
+    expected = FILES if manifest is None else files_of(manifest.format_version)
     present = set()
     irregular: set[str] = set()
-    folders = {name.split("/")[0] for name in FILES if "/" in name}
+    folders = {name.split("/")[0] for name in expected if "/" in name}
     for root, dirs, names in os.walk(path):
         here = Path(root).relative_to(path).as_posix()
         for name in sorted(dirs):
@@ -370,10 +447,10 @@ def _inspect(path: Path, progress: Progress | None
                 problems.append(_Problem(str(exc) if isinstance(exc, InvalidInput) else
                                          f"{rel} cannot be read: {exc.strerror or exc}"))
                 continue
-            if rel != MANIFEST and rel not in FILES:
+            if rel != MANIFEST and rel not in expected:
                 problems.append(_Problem(f"{rel} is not part of a memory directory (an extra "
                                          "file: remove it)"))
-    problems += [_Problem(f"{name} is missing") for name in FILES if name not in present]
+    problems += [_Problem(f"{name} is missing") for name in expected if name not in present]
     if manifest is None:
         return None, problems
     to_hash = []
@@ -455,10 +532,12 @@ def _manifest_from(path: Path, doc: dict[str, Any]) -> Manifest:
             raise ValueError(f"{name} should be an integer >= {lo}, got {value!r}")
         return value
 
+    version = integer(doc["format_version"], "format_version", 1)
+    names = files_of(version)
     files = doc["files"]
-    if not isinstance(files, dict) or sorted(files) != list(FILES):
+    if not isinstance(files, dict) or sorted(files) != list(names):
         listed = sorted(files) if isinstance(files, dict) else files
-        raise ValueError(f"files should list {', '.join(FILES)}; it lists {listed!r}")
+        raise ValueError(f"files should list {', '.join(names)}; it lists {listed!r}")
     entries = {}
     for name, e in files.items():
         digest = e["sha256"]
@@ -466,8 +545,9 @@ def _manifest_from(path: Path, doc: dict[str, Any]) -> Manifest:
             raise ValueError(f"the SHA-256 of {name} is not 64 hex digits")
         entries[name] = FileEntry(digest, integer(e["bytes"], f"the size of {name}"))
     counts = doc["counts"]
-    if not isinstance(counts, dict) or sorted(counts) != sorted(COUNTS):
-        raise ValueError(f"counts should give {', '.join(COUNTS)}")
+    kinds = counts_of(version)
+    if not isinstance(counts, dict) or sorted(counts) != sorted(kinds):
+        raise ValueError(f"counts should give {', '.join(kinds)}")
     ids: dict[str, tuple[int, int] | None] = {}
     for kind in ID_KINDS:
         r = doc["ids"][kind]
@@ -490,12 +570,17 @@ def _manifest_from(path: Path, doc: dict[str, Any]) -> Manifest:
         raise ValueError(f"scene should be a string or null, got {scene!r}")
     if not isinstance(doc["memory_version"], dict) or not isinstance(doc["map_frame"], dict):
         raise ValueError("memory_version and map_frame should be objects")
+    if version >= EPOCHS_SINCE:
+        epoch = doc["map_frame"]["epoch"]
+        if epoch is not None and not isinstance(epoch, str):
+            raise ValueError(f"map_frame.epoch should be a map epoch's name or null, got "
+                             f"{epoch!r}")
     return Manifest(
-        directory=path, format_version=integer(doc["format_version"], "format_version", 1),
+        directory=path, format_version=version,
         schema_version=doc["schema_version"], scope=check_scope(doc["scope"]), scene=scene,
         map_frame=doc["map_frame"], created_at=None if created is None else float(created),
         memory_version=doc["memory_version"],
-        counts={k: integer(counts[k], f"counts.{k}") for k in COUNTS}, ids=ids, files=entries,
+        counts={k: integer(counts[k], f"counts.{k}") for k in kinds}, ids=ids, files=entries,
         hmac_sha256=doc.get("hmac_sha256") if isinstance(doc.get("hmac_sha256"), str) else None,
         raw=doc)
 

@@ -37,10 +37,12 @@ import numpy as np
 from locimem.check import check_scope, check_text
 from locimem.config import TrackerConfig
 from locimem.errors import IntegrityError, InvalidInput, NotAStore, NotFound
+from locimem.frames import memory_epoch
 from locimem.interchange.directory import (
     _EMBEDDING_DTYPES,
     BATCH_ROWS,
     COUNTS,
+    EPOCHS,
     FILES,
     FORMAT,
     FORMAT_VERSION,
@@ -58,6 +60,7 @@ from locimem.interchange.directory import (
     _Ticks,
     check_directory,
     check_hmac_key,
+    epoch_lines,
     manifest_signature,
     verify_directory,
 )
@@ -72,11 +75,13 @@ from locimem.memory import ObjectMemory
 from locimem.store.base import is_postgres_url
 from locimem.store.sqlite import SQLiteStore
 from locimem.store.sqlite.schema import SCHEMA_VERSION
+from locimem.tracker.apply import EPOCH_KINDS
 from locimem.tracker.load import gc_paused, replay_stale_cache
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "ExportReport", "FileEntry", "ImportReport", "Manifest",
            "check_directory", "export_memory", "import_memory", "verify_directory"]
 
+_EPOCH_KINDS = [k.value for k in sorted(EPOCH_KINDS)]
 _ID_QUERIES = {  # (min, max) of each kind of file-wide id in one scope
     "commit": "SELECT min(id), max(id) FROM commits WHERE scope = ?1",
     "seq": "SELECT min(a), max(b) FROM (SELECT min(seq) a, max(seq) b FROM observations "
@@ -118,7 +123,10 @@ def export_memory(store_path: str | os.PathLike[str], directory: str | os.PathLi
     transaction, so the directory is the memory at one commit. The directory is built
     beside ``directory`` and renamed into place when complete; ``directory`` must not exist,
     or be empty. ``scene`` names the scene (a building, a simulator's world) in the manifest;
-    ``map_frame`` is the name of the frame positions are in (metres, z up).
+    ``map_frame`` is the name of the frame positions are in (metres, z up): the memory's
+    frame, whose map epoch the manifest names too (``map_frame.epoch``; the scope's epochs,
+    with their transforms into it, are ``state/epochs.jsonl``). A provisional epoch's own
+    scope is not exported with it (see :mod:`locimem.interchange.directory`).
 
     The manifest's SHA-256 checksums prove integrity, not authenticity (anyone who edits a
     file can recompute them). With ``hmac_key`` (bytes, at least 16) the manifest is also
@@ -174,8 +182,13 @@ def export_memory(store_path: str | os.PathLike[str], directory: str | os.PathLi
         stack.callback(shutil.rmtree, part, ignore_errors=True)
         with gc_paused():  # batches of rows live together: see _write_tables
             files, counts = _write_tables(conn, scope, part, progress)
+        epochs = epoch_lines(store.events(scope, kind=_EPOCH_KINDS))
+        files[EPOCHS] = _write_file(part, EPOCHS, "".join(
+            _line(e) + "\n" for e in epochs).encode())
+        counts["epochs"] = len(epochs)
+        map_frame = _frame(frame, memory_epoch(memory.state.epochs))
         files[MEMORY] = _write_file(part, MEMORY, _document(
-            _memory_document(memory, conn, scope, scene, frame)).encode())
+            _memory_document(memory, conn, scope, scene, map_frame)).encode())
         last_id, last_t = conn.execute(
             "SELECT id, t FROM commits WHERE scope = ? ORDER BY id DESC LIMIT 1",
             (scope,)).fetchone()
@@ -183,7 +196,7 @@ def export_memory(store_path: str | os.PathLike[str], directory: str | os.PathLi
         manifest: dict[str, Any] = {
             "format": FORMAT, "format_version": FORMAT_VERSION,
             "schema_version": SCHEMA_VERSION, "scope": scope, "scene": scene,
-            "map_frame": _frame(frame),
+            "map_frame": map_frame,
             "created_at": None if created is None else float(created),
             "memory_version": {"commit": last_id, "t": last_t},
             "counts": counts,
@@ -284,7 +297,7 @@ def _write_tables(conn: sqlite3.Connection, scope: str, part: Path,
             files[table.embeddings], rows_written = matrix.close()  # type: ignore[index]
             counts[f"{table.name[:-1]}_embeddings"] = rows_written
     ticks.close()
-    return files, {k: counts[k] for k in COUNTS}
+    return files, {k: counts[k] for k in COUNTS if k != "epochs"}  # (epochs: its own file)
 
 
 def table_query(conn: sqlite3.Connection, table: _Table, rows: int) -> str:
@@ -514,13 +527,13 @@ def _range(row: tuple[Any, Any]) -> list[int] | None:
     return None if row[0] is None else [row[0], row[1]]
 
 
-def _frame(name: str) -> dict[str, str]:
-    return {"name": name, "units": "m", "up": "z", "quaternion": "wxyz"}
+def _frame(name: str, epoch: str | None) -> dict[str, Any]:
+    return {"name": name, "units": "m", "up": "z", "quaternion": "wxyz", "epoch": epoch}
 
 
 # -- the readable picture --------------------------------------------------------------------
 def _memory_document(memory: ObjectMemory, conn: sqlite3.Connection, scope: str,
-                     scene: str | None, frame: str) -> dict[str, Any]:
+                     scene: str | None, frame: dict[str, Any]) -> dict[str, Any]:
     """Objects with level, room, parents and children (from ``on`` / ``in``), relations,
     rooms, anchors, the prior map, deltas and keyframes — what a person (or a prior-map
     import) reads. Forgotten objects are left out, as from every read."""
@@ -547,7 +560,7 @@ def _memory_document(memory: ObjectMemory, conn: sqlite3.Connection, scope: str,
         return [r for r in out if r[object_column] not in forgotten]
 
     return {
-        "format": FORMAT, "scope": scope, "scene": scene, "map_frame": _frame(frame),
+        "format": FORMAT, "scope": scope, "scene": scene, "map_frame": frame,
         "now": memory.now,
         "objects": [{
             "id": o.id, "label": o.label, "corrected_label": o.corrected_label,

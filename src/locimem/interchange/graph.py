@@ -6,7 +6,9 @@
 ``kind`` (``Room``, ``Furniture`` or ``Item``: the Cypher label) and the same properties — points
 and lists as tuples ((x, y, z), metres, map frame) — and an edge per relationship, keyed by its
 type (``ON``, ``CONTAINS``, ...), with ``confidence`` and ``since``. ``graph.graph`` holds the
-``scope`` and the memory time ``now`` (seconds)::
+``scope``, the memory time ``now`` (seconds), and the frame the positions are in: ``frame``
+(``"map"``) and ``map_epoch`` (the memory's frame's map epoch; None, and absent from GraphML,
+for a scope that never named one)::
 
     g = to_networkx(mem)
     [g.nodes[u]["label"] for u, _, k in g.in_edges("home:object:1", keys=True) if k == "ON"]
@@ -56,7 +58,7 @@ def to_networkx(memory: MemoryReader, *, include_tentative: bool = False) -> Any
     :class:`NetworkxUnavailable` without ``networkx``."""
     nx = _import_networkx()
     sg = scene_graph(memory, include_tentative=include_tentative)
-    graph = nx.MultiDiGraph(scope=sg.scope, now=sg.now)
+    graph = nx.MultiDiGraph(scope=sg.scope, now=sg.now, frame=sg.frame, map_epoch=sg.map_epoch)
     for node in sg.nodes:
         attrs = {k: v for k, v in node.properties.items() if k != "uid"}
         graph.add_node(node.uid, kind=node.kind, **attrs)

@@ -42,13 +42,17 @@ from locimem.interchange.directory import (
     _EMBEDDING_DTYPES,
     ADDED_COLUMNS,
     BATCH_ROWS,
+    EPOCHS,
+    EPOCHS_SINCE,
     TABLES,
     Manifest,
     Progress,
     _fsync_directory,
+    _line,
     _loads,
     _Table,
     _Ticks,
+    epoch_lines,
     verify_directory,
 )
 from locimem.interchange.row_checks import columns_fine, row_problem
@@ -56,6 +60,7 @@ from locimem.interchange.store_file import _read_only, _store_version
 from locimem.store.base import RowsRejected, is_postgres_url
 from locimem.store.sqlite import SQLiteStore
 from locimem.store.sqlite.codec import encode_checkpoint, encode_json, encode_json_ordered
+from locimem.tracker.apply import EPOCH_KINDS
 from locimem.tracker.load import gc_paused, replay_stale_cache
 
 if TYPE_CHECKING:
@@ -63,6 +68,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ImportReport", "import_memory"]
 
+_EPOCH_KINDS = [k.value for k in sorted(EPOCH_KINDS)]
 _scan = _loads.__self__.scan_once  # type: ignore[attr-defined]  # one JSON value at an index
 _INTS = frozenset({int})
 _INT_OR_NONE = frozenset({int, type(None)})
@@ -227,6 +233,7 @@ def _build_scratch(source: Path, manifest: Manifest, path: Path, scope: str,
         if created_at and manifest.created_at is not None:
             meta["created_at"] = repr(manifest.created_at)
         counts = _insert_all(store, source, manifest, scope, progress, meta)
+        counts.update(_check_epochs(store, source, manifest, scope))
         store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         store.close()
@@ -243,6 +250,63 @@ def _build_scratch(source: Path, manifest: Manifest, path: Path, scope: str,
             f"{first.message}{f'; {more} more violation' + 's' * (more > 1) if more else ''});"
             f" nothing was imported — {_AGAIN}")
     return counts
+
+
+def _check_epochs(store: SQLiteStore, source: Path, manifest: Manifest, scope: str
+                  ) -> dict[str, int]:
+    """Check the directory's map epochs against its events, as imported into ``store``: its
+    ``state/epochs.jsonl`` must be what the events say (line for line) and its
+    ``map_frame.epoch`` their base epoch (format 2 on; a format-1 directory has neither), and
+    a provisional epoch must be tracked in ``scope``'s own epoch scope (it names that scope:
+    imported under another name, its next scans would go into another memory's). Returns
+    ``{"epochs": n}`` (nothing for format 1)."""
+    found = epoch_lines(store.events(scope, kind=_EPOCH_KINDS))
+    for epoch in found:
+        if epoch["status"] == "provisional" and \
+                epoch["scope"] != f"{scope}/epochs/{epoch['name']}":
+            raise IntegrityError(
+                f"{str(source)!r} holds map epoch {epoch['name']!r}, still provisional and "
+                f"tracked in scope {epoch['scope']!r}: it cannot be imported as scope "
+                f"{scope!r} (its next scans would go into that scope, another memory's); "
+                f"import it under its own name ({manifest.scope!r}), or align the epoch "
+                "(align_epoch) and export it again; nothing was imported")
+    if manifest.format_version < EPOCHS_SINCE:
+        return {}
+    where = f"{str(source)!r}"
+    base = next((e["name"] for e in found if e["status"] == "base"), None)
+    if manifest.epoch != base:
+        raise IntegrityError(
+            f"the manifest of {where} says the memory's frame is map epoch "
+            f"{manifest.epoch!r}, but its events make it {base!r} (the base epoch); nothing "
+            f"was imported — {_AGAIN}")
+    listed = []
+    with open(source.joinpath(*EPOCHS.split("/")), "rb") as f:
+        for n, line in enumerate(f, start=1):
+            try:
+                doc = _loads(line.decode("utf-8"))
+            except (ValueError, RecursionError) as exc:
+                raise IntegrityError(f"{EPOCHS} line {n} is not JSON ({exc}); nothing was "
+                                     f"imported — {_AGAIN}") from None
+            listed.append(doc)
+    if len(listed) != manifest.counts["epochs"]:
+        raise IntegrityError(f"{EPOCHS} has {len(listed)} lines, the manifest says "
+                             f"{manifest.counts['epochs']}; nothing was imported — {_AGAIN}")
+    for n, (said, recorded) in enumerate(zip(listed, found, strict=False), start=1):
+        if said != recorded:
+            name = recorded["name"]
+            fields = [] if not isinstance(said, dict) else sorted(
+                k for k in {*said, *recorded} if said.get(k, ...) != recorded.get(k, ...))
+            what = f" (they differ in {', '.join(fields)})" if fields else ""
+            raise IntegrityError(
+                f"{EPOCHS} line {n} does not say what the events (MAP_EPOCH, MAP_ALIGNED) of "
+                f"{where} say of map epoch {name!r}{what}: it says {_line(said)}, the events "
+                f"{_line(recorded)}; nothing was imported — {_AGAIN}")
+    if len(listed) != len(found):
+        names = [e["name"] for e in found]
+        raise IntegrityError(
+            f"{EPOCHS} lists {len(listed)} map epochs, the events of {where} record "
+            f"{len(found)} ({', '.join(names) or 'none'}); nothing was imported — {_AGAIN}")
+    return {"epochs": len(listed)}
 
 
 def _copy_scratch(store: SQLiteStore, scratch: Path, dest: Path, manifest: Manifest,

@@ -25,8 +25,10 @@ kind            uid                          properties
                                              ``attributes`` (JSON text)
 ==============  ===========================  ====================================================
 
-All coordinates are metres in the map frame, z up. Object ids are the memory's; the scope in the
-uid keeps two scopes (two homes, two robots) apart in one database.
+All coordinates are metres in the memory's frame, z up; the graph says which frame that is
+(``frame``, ``"map"``, and ``map_epoch``: the memory's frame's map epoch, None when the scope
+never named one — :func:`locimem.frames.memory_epoch`). Object ids are the memory's; the scope
+in the uid keeps two scopes (two homes, two robots) apart in one database.
 
 Edges (``source -[TYPE]-> target``), at most one of a type between two nodes:
 
@@ -54,6 +56,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from locimem.errors import InvalidInput, LocimemError
+from locimem.frames import FRAME_NAME, frame_note, memory_epoch
 from locimem.model import ObjectStatus, TrackedObject
 from locimem.query.reader import MemoryReader
 from locimem.scene.rooms import Room
@@ -119,12 +122,20 @@ class GraphEdge:
 @dataclass(frozen=True, slots=True)
 class SceneGraph:
     """The scene graph of one scope: nodes (rooms by name, then objects by id) and edges (in a
-    fixed order), with the scope and the memory time (seconds) the confidences were read at."""
+    fixed order), with the scope, the memory time (seconds) the confidences were read at, and
+    the frame the positions are in (its name, and its map epoch or None)."""
 
     scope: str
     now: float | None
     nodes: tuple[GraphNode, ...]
     edges: tuple[GraphEdge, ...]
+    frame: str = FRAME_NAME
+    map_epoch: str | None = None
+
+    @property
+    def note(self) -> str:
+        """What the positions are in (:func:`locimem.frames.frame_note`)."""
+        return frame_note(self.map_epoch, self.frame)
 
     def node_uids(self, kind: str) -> list[str]:
         """The uids of the nodes of one kind, in order."""
@@ -195,7 +206,8 @@ def scene_graph(memory: MemoryReader, *, include_tentative: bool = False) -> Sce
             if room.name < other:
                 edges.append(GraphEdge(room_uid(scope, room.name), "CONNECTS_TO",
                                        room_uid(scope, other), {}))
-    return SceneGraph(scope, memory.now, tuple(nodes), tuple(edges))
+    return SceneGraph(scope, memory.now, tuple(nodes), tuple(edges), FRAME_NAME,
+                      memory_epoch(memory.state.epochs))
 
 
 def _room_node(scope: str, name: str, polygon: tuple[tuple[float, float], ...],

@@ -1,8 +1,12 @@
 """USD export: a memory as an OpenUSD stage (the ``usd`` extra, ``usd-core``).
 
-Frames and units: the stage is Z-up with ``metersPerUnit = 1``, so map-frame metres and
-coordinates carry over unchanged. Every prim below ``/World`` has an identity transform except
-the objects', so an object's local translate *is* its map-frame centre.
+Frames and units: the stage is Z-up with ``metersPerUnit = 1``, so metres and coordinates in
+the memory's frame carry over unchanged. Every prim below ``/World`` has an identity transform
+except the objects', so an object's local translate *is* its centre in the memory's frame. The
+layer says which frame that is: its ``customLayerData`` holds ``locimem.frame`` (``"map"``)
+and, when the memory's frame is a named map epoch's, ``locimem.map_epoch``; its comment is
+:func:`locimem.frames.frame_note` (``positions in the memory's frame "map" (map epoch
+2026-12-01-boot)``).
 
 Layout::
 
@@ -41,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from locimem.errors import InvalidInput, LocimemError
+from locimem.frames import FRAME_NAME, frame_note, memory_epoch
 from locimem.model import ObjectStatus, TrackedObject
 from locimem.query.reader import MemoryReader, RoomInfo
 
@@ -220,10 +225,15 @@ def _new_stage(pxr: _Pxr, memory: MemoryReader) -> Any:
     stage.SetDefaultPrim(world.GetPrim())
     pxr.UsdGeom.Scope.Define(stage, "/World/Rooms")
     pxr.UsdGeom.Scope.Define(stage, "/World/Unassigned")
-    about: dict[str, Any] = {"scope": memory.scope}
+    about: dict[str, Any] = {"scope": memory.scope, "frame": FRAME_NAME}
     if memory.now is not None:
         about["now"] = float(memory.now)  # the time every confidence was read at
-    stage.GetRootLayer().customLayerData = {"locimem": about}
+    epoch = memory_epoch(memory.state.epochs)
+    if epoch is not None:
+        about["map_epoch"] = epoch
+    layer = stage.GetRootLayer()
+    layer.customLayerData = {"locimem": about}
+    layer.comment = frame_note(epoch)
     return stage
 
 

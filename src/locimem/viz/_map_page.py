@@ -1,7 +1,7 @@
 """The browser map's page: HTML, CSS and script (see :mod:`locimem.viz.map`).
 
-``@@TITLE@@`` (HTML-escaped), ``@@CSP@@`` (the script's hash), ``@@LEGEND@@``, ``@@DATA@@``
-(script-safe JSON) and ``@@SCRIPT@@`` are filled in, in one pass, by
+``@@TITLE@@`` and ``@@FRAME@@`` (HTML-escaped), ``@@CSP@@`` (the script's hash),
+``@@LEGEND@@``, ``@@DATA@@`` (script-safe JSON) and ``@@SCRIPT@@`` are filled in, in one pass, by
 :func:`locimem.viz.map.render_map_html`. The script draws only with ``createElementNS``,
 ``setAttribute`` and ``textContent``: nothing from the data is parsed as markup.
 """
@@ -441,6 +441,7 @@ PAGE = """<!DOCTYPE html>
   body { font: 14px/1.4 system-ui, sans-serif; margin: 12px 16px; color: #222;
          background: #fafafa; }
   h1 { font-size: 17px; margin: 0 0 6px; }
+  #map-frame { margin: 0 0 6px; color: #555; font-size: 12.5px; }
   #controls { display: flex; gap: 10px; align-items: center; margin: 4px 0 8px; }
   #slider { flex: 1; max-width: 640px; }
   #time { font-variant-numeric: tabular-nums; min-width: 190px; }
@@ -511,6 +512,7 @@ PAGE = """<!DOCTYPE html>
 </head>
 <body>
 <h1>@@TITLE@@</h1>
+<p id="map-frame">@@FRAME@@</p>
 <div id="controls">
   <button id="play" type="button">play</button>
   <input id="slider" type="range" min="0" max="0" step="1" value="0"

@@ -1,14 +1,16 @@
 """A browser map of a memory: one self-contained HTML file (inline SVG, script and data; it
 needs no network access), seen from above, with a time slider over the memory's story.
 
-Rooms are drawn as floor outlines, furniture as footprints (rotated by the object's yaw),
-items as dots, each with its label, over a metric grid (lines every 1, 2, 5, 10... m, so
-that there are at most 20 across, labelled in metres) with a scale bar of a round length; the
-view shows at least 4 m x 4 m, centred on what is drawn, so one cup is a small dot and not
-the whole canvas. Colour is the belief (green confident, through yellow, to red; pale while
-tentative, orange when doubted, grey and dashed when lost), and hovering shows the details
-(id, status, confidence, room, place and size to the centimetre, first and last sighting,
-label votes as shares, and where the robot's camera was when it last saw it).
+Positions are in the memory's frame, and a line under the title says which (``positions in the
+memory's frame "map" (map epoch 2026-12-01-boot)``; without the parenthesis when the scope
+never named a map epoch). Rooms are drawn as floor outlines, furniture as footprints (rotated
+by the object's yaw), items as dots, each with its label, over a metric grid (lines every 1,
+2, 5, 10... m, so that there are at most 20 across, labelled in metres) with a scale bar of a
+round length; the view shows at least 4 m x 4 m, centred on what is drawn, so one cup is a
+small dot and not the whole canvas. Colour is the belief (green confident, through yellow, to
+red; pale while tentative, orange when doubted, grey and dashed when lost), and hovering shows
+the details (id, status, confidence, room, place and size to the centimetre, first and last
+sighting, label votes as shares, and where the robot's camera was when it last saw it).
 
 The slider steps through the frames of :func:`~locimem.viz.story.iter_story` — the memory
 as of each time something happened — so objects appear, move (an arrow from the old place to
@@ -54,6 +56,7 @@ from typing import Any
 
 from locimem.errors import InvalidInput
 from locimem.files import new_file
+from locimem.frames import FRAME_NAME, frame_note, memory_epoch
 from locimem.model import ObjectStatus, TrackedObject
 from locimem.query.hedge import sanitize
 from locimem.query.reader import MemoryReader, RoomInfo
@@ -81,7 +84,7 @@ MAX_GRID_LINES = 20  # across the view's longer side
 # bottom) that hold the axis labels.
 CANVAS_PX = (1000.0, 700.0)
 MARGINS_PX = (46.0, 10.0, 10.0, 28.0)
-_SLOTS = re.compile(r"@@(TITLE|CSP|LEGEND|DATA|SCRIPT)@@")
+_SLOTS = re.compile(r"@@(TITLE|FRAME|CSP|LEGEND|DATA|SCRIPT)@@")
 
 CameraPoint = tuple[float, float, float, float]
 """A scan's camera on the map: (t seconds, x metres, y metres, yaw radians), map frame."""
@@ -211,7 +214,10 @@ def map_data(memory: MemoryReader) -> dict[str, Any]:
     empty without cameras); ``bounds`` (x0, y0, x1, y1) of everything drawn and ``view``
     (:func:`map_view`); ``unix`` — whether the times read as Unix time (the latest does: a
     room defined at ``t = 0`` before a robot's first scan does not turn it off), then shown
-    as ISO 8601. Plain JSON types."""
+    as ISO 8601; ``frame`` — the frame the positions are in: ``name`` (``"map"``),
+    ``epoch`` (the memory's frame's map epoch, None when the scope never named one) and
+    ``note`` (:func:`locimem.frames.frame_note`, the line the page shows under its title).
+    Plain JSON types."""
     track = camera_track(memory)
     camera_at = {p[0]: p for p in track}  # the last scan with a camera at each time
     frames: list[dict[str, Any]] = []
@@ -247,8 +253,10 @@ def map_data(memory: MemoryReader) -> dict[str, Any]:
     bounds = [_r(b) for b in ([min(xs), min(ys), max(xs), max(ys)] if xs
                               else [0.0, 0.0, 1.0, 1.0])]
     times = [f["t"] for f in frames]
+    epoch = memory_epoch(memory.state.epochs)
     return {"scope": memory.scope, "frames": frames, "objects": objects, "rooms": rooms,
             "moves": moves,
+            "frame": {"name": FRAME_NAME, "epoch": epoch, "note": frame_note(epoch)},
             "camera": {"t": [_r(p[0]) for p in path], "x": [_r(p[1], 2) for p in path],
                        "y": [_r(p[2], 2) for p in path], "yaw": [_r(p[3], 2) for p in path]},
             "bounds": bounds, "view": map_view(bounds),
@@ -292,7 +300,10 @@ def render_map_html(data: dict[str, Any], title: str | None = None) -> str:
     (by its SHA-256), so even a label that got through as markup could not run code."""
     heading = title if title is not None else f"locimem map: {data['scope']}"
     digest = base64.b64encode(hashlib.sha256(SCRIPT.encode("utf-8")).digest()).decode("ascii")
-    fills = {"TITLE": html.escape(sanitize(heading), quote=True), "CSP": f"sha256-{digest}",
+    frame = data.get("frame") or {}
+    note = frame.get("note") or frame_note(frame.get("epoch"))
+    fills = {"TITLE": html.escape(sanitize(heading), quote=True),
+             "FRAME": html.escape(sanitize(note), quote=True), "CSP": f"sha256-{digest}",
              "LEGEND": _legend(), "DATA": json_for_script(data), "SCRIPT": SCRIPT}
     # one pass over the template: what is filled in (a title, a label) is never scanned for
     # placeholders again

@@ -10,7 +10,7 @@ Two ways in:
       viz = RerunLogger(mem, rr.RecordingStream("locimem"))   # or recording=None: rr.init's
       r = mem.observe(t, detections, camera); viz.log_scan(r)
 
-Layout (map frame, metres, z up: ``world`` is logged as right-handed z-up):
+Layout (the memory's frame, metres, z up: ``world`` is logged as right-handed z-up):
 
 =========================  =====================================================================
 ``world/rooms/<name>``     ``LineStrips3D``: the room's floor outline (closed, at its z floor or
@@ -23,6 +23,10 @@ Layout (map frame, metres, z up: ``world`` is logged as right-handed z-up):
 ``world/moves/<id>``       ``Arrows3D``: the object's latest move, from the old place to the new
 ``events``                 ``TextLog``: each story event, and each status change
                            (``"STATUS #4 phone: confirmed -> tentative"``)
+``frame``                  ``TextDocument`` (static): which frame the positions are in,
+                           ``positions in the memory's frame "map" (map epoch 2026-12-01-boot)``
+                           (:func:`locimem.frames.frame_note`; without the parenthesis for a
+                           scope that never named a map epoch)
 =========================  =====================================================================
 
 Everything is logged on the ``scan_time`` timeline, at the memory's scan times: a timestamp
@@ -47,6 +51,7 @@ from typing import Any
 
 from locimem.errors import InvalidInput, LocimemError
 from locimem.files import new_file
+from locimem.frames import frame_note, memory_epoch
 from locimem.model import Event, EventKind, ScanResult, TrackedObject
 from locimem.query.hedge import sanitize
 from locimem.query.reader import MemoryReader, RoomInfo
@@ -107,11 +112,19 @@ class _FrameLogger:
         self._status: dict[int, str] = {}
         self._rooms: dict[str, tuple[Any, ...]] = {}
         self._started = False
+        self._note: str | None = None  # the frame's line, as last logged
         self.seen_objects: set[int] = set()
         self.seen_rooms: set[str] = set()
 
     def _log(self, path: str, *entity: Any, static: bool = False) -> None:
         self._rr.log(path, *entity, static=static, recording=self._rec)
+
+    def log_note(self, memory: MemoryReader) -> None:
+        """Log which frame ``memory``'s positions are in (static ``frame``), when it changed."""
+        note = frame_note(memory_epoch(memory.state.epochs))
+        if note != self._note:
+            self._log("frame", self._rr.TextDocument(note), static=True)
+            self._note = note
 
     def log_frame(self, t: float, objects: Sequence[TrackedObject], rooms: Sequence[RoomInfo],
                   room_of: dict[int, str | None], events: Iterable[Event]) -> None:
@@ -238,6 +251,7 @@ def write_rerun(memory: MemoryReader, path: str | os.PathLike[str], *,
         unix = [c.t for c in memory.store.commits(memory.scope)
                 if looks_unix(c.t) and (until is None or c.id <= until)]
         logger = _FrameLogger(rr, rec, first_unix=min(unix) if unix else None)
+        logger.log_note(memory)
         for frame in iter_story(memory):
             logger.log_frame(frame.t, frame.objects, frame.rooms, frame.room_of, frame.events)
             n_frames += 1
@@ -282,5 +296,6 @@ class RerunLogger:
             return
         objects = mem.objects()
         room_of = {o.id: mem.room_of(o.id) for o in objects} if mem.rooms() else {}
+        self._logger.log_note(mem)
         self._logger.log_frame(mem.now, objects, mem.rooms(), room_of,
                                () if result is None else result.events)

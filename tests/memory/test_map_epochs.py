@@ -226,3 +226,14 @@ def test_what_moved_overnight_is_moved_when_a_camera_saw_its_old_place(tmp_path,
         assert sorted(moves) == sorted(ids[label] for label in moved)
         for label, (center, _size) in moved.items():
             assert math.dist(moves[ids[label]].data["to"], center) < 0.05
+
+
+def test_rooms_defined_first_are_in_the_first_epochs_frame(tmp_path) -> None:
+    """A floor plan defined before the first scan is in the memory's frame, and the first
+    named epoch is that frame (not a provisional one with nothing to align to)."""
+    with ObjectMemory.open(tmp_path / "m.loci", scope="home", config=SLOW) as mem:
+        mem.define_room("kitchen", [(0, 0), (10, 0), (10, 6), (0, 6)])
+        day(mem, FURNITURE, 0.0, np.eye(4), "day1", 5)
+        assert [(e.name, e.status) for e in mem.map_epochs()] == [("day1", "base")]
+        assert mem.store.scopes() == ["home"]
+        assert len(mem.objects()) == len(FURNITURE)

@@ -121,13 +121,14 @@ class MapEpochs(MemoryBase):
         return result if joined is None else joined
 
     def _begin(self, name: str, t: float, source: str) -> MapEpoch:
-        """The first scan of an epoch: the memory's frame if the scope is new, else a
-        provisional epoch with a scope of its own."""
+        """The first scan of an epoch: the memory's frame if nothing was sighted in the scope
+        yet (rooms or a prior map defined first are in that frame), else a provisional epoch
+        with a scope of its own."""
         state = self._state
         if state.now is not None and t < state.now - self._late_s:
             raise InvalidInput(f"t={t} is before the latest scan (t={state.now}); scans must "
                                "not go back in time")
-        base = state.now is None and not state.epochs
+        base = not state.epochs and self.store.count("observations", self._scope) == 0
         data: dict[str, Any] = {"epoch": name, "status": "base" if base else "provisional"}
         if not base:
             data["scope"] = _epoch_scope(self._scope, name)

@@ -433,8 +433,13 @@ def depth_to_metres(data: bytes | np.ndarray, encoding: str, width: int, height:
     else:
         raise InvalidInput(f"unknown depth encoding {encoding!r} (expected 16UC1 millimetres "
                            "or 32FC1 metres)")
-    values = _pixels(data, dtype, width, height, step, f"depth image of {width}x{height} "
-                     f"{encoding}")
+    buf = np.frombuffer(memoryview(data).cast("B"), dtype=np.uint8)
+    row_bytes = width * dtype.itemsize
+    if width < 1 or height < 1 or step < row_bytes or buf.size < step * (height - 1) + row_bytes:
+        raise InvalidInput(f"depth image of {width}x{height} {encoding} with step {step} "
+                           f"needs {step * height} bytes, got {buf.size}")
+    rows = np.lib.stride_tricks.as_strided(buf, shape=(height, row_bytes), strides=(step, 1))
+    values = np.ascontiguousarray(rows).view(dtype).reshape(height, width)
     metres = values.astype(np.float64) * unit
     metres[~np.isfinite(metres) | (metres <= 0.0)] = np.nan
     return metres.astype(np.float32)
@@ -458,21 +463,13 @@ def mask_to_instances(data: bytes | np.ndarray, encoding: str, width: int, heigh
                            f"{', '.join(sorted(_MASK_TYPES))}: pixel value k marks the k-th "
                            "detection, 0 none)")
     dtype = np.dtype((">" if bigendian else "<") + code)
-    out = _pixels(data, dtype, width, height, step,
-                  f"mask image of {width}x{height} {encoding}").astype(np.int64)
-    if out.size and out.min() < 0:
-        raise InvalidInput("a mask image holds a negative instance value")
-    return out
-
-
-def _pixels(data: bytes | np.ndarray, dtype: np.dtype, width: int, height: int, step: int,
-            what: str) -> np.ndarray:
-    """A ``sensor_msgs/Image`` payload as a (height, width) array of ``dtype``, rows
-    ``step`` bytes apart; too few bytes for that shape is an :class:`InvalidInput`."""
     buf = np.frombuffer(memoryview(data).cast("B"), dtype=np.uint8)
     row_bytes = width * dtype.itemsize
     if width < 1 or height < 1 or step < row_bytes or buf.size < step * (height - 1) + row_bytes:
-        raise InvalidInput(f"{what} with step {step} needs {step * height} bytes, got "
-                           f"{buf.size}")
+        raise InvalidInput(f"mask image of {width}x{height} {encoding} with step {step} "
+                           f"needs {step * height} bytes, got {buf.size}")
     rows = np.lib.stride_tricks.as_strided(buf, shape=(height, row_bytes), strides=(step, 1))
-    return np.ascontiguousarray(rows).view(dtype).reshape(height, width)
+    out = np.ascontiguousarray(rows).view(dtype).reshape(height, width).astype(np.int64)
+    if out.size and out.min() < 0:
+        raise InvalidInput("a mask image holds a negative instance value")
+    return out

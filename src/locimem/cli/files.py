@@ -417,12 +417,7 @@ def parser_ingest(sub: Sub) -> None:
                    help="the scans' source, for the audit and resuming (default: "
                    "ros:<detections topic>, or jsonl)")
     p.add_argument("--detections", default="/detections", metavar="TOPIC",
-                   help="bag: the vision_msgs/msg/Detection3DArray topic, or a "
-                   "Detection2DArray one, lifted to 3D with the depth image (default "
-                   "/detections)")
-    p.add_argument("--masks", metavar="TOPIC",
-                   help="bag, 2D detections: an instance-mask Image topic (pixel value k marks "
-                   "the k-th detection of the array, 0 none), paired by stamp like depth")
+                   help="bag: the vision_msgs/msg/Detection3DArray topic (default /detections)")
     p.add_argument("--map-frame", default="map", metavar="FRAME",
                    help="bag: the tf frame the memory lives in (default map)")
     p.add_argument("--camera-info", default="auto", metavar="TOPIC|auto|none",
@@ -482,7 +477,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     options = None
     bag_only = {"detections": "/detections", "map_frame": "map", "camera_info": "auto",
                 "depth": "auto", "camera_frame": None, "optical": "auto", "range": 8.0,
-                "depth_tolerance": 0.02, "label_map": None, "new_map": False, "masks": None,
+                "depth_tolerance": 0.02, "label_map": None, "new_map": False,
                 "map_jump": None, "no_map_jumps": False}
     used = [f"--{k.replace('_', '-')}" for k, v in bag_only.items() if getattr(args, k) != v]
     if kind == "jsonl" and used:
@@ -502,7 +497,6 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             optical={"auto": None, "yes": True, "no": False}[args.optical],
             range_m=args.range, depth_tolerance_s=args.depth_tolerance,
             label_map=None if args.label_map is None else load_label_map(args.label_map),
-            masks_topic=args.masks,
             jump_m=None if args.no_map_jumps else jump_m, jump_deg=jump_deg)
     map_epoch = args.map_epoch
     if args.new_map:

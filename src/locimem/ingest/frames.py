@@ -42,7 +42,6 @@ __all__ = [
     "TransformUnavailable",
     "camera_window",
     "depth_to_metres",
-    "mask_to_instances",
     "quat_multiply",
     "slerp",
 ]
@@ -443,33 +442,3 @@ def depth_to_metres(data: bytes | np.ndarray, encoding: str, width: int, height:
     metres = values.astype(np.float64) * unit
     metres[~np.isfinite(metres) | (metres <= 0.0)] = np.nan
     return metres.astype(np.float32)
-
-
-_MASK_TYPES = {"mono8": "u1", "8UC1": "u1", "mono16": "u2", "16UC1": "u2", "32SC1": "i4"}
-
-
-def mask_to_instances(data: bytes | np.ndarray, encoding: str, width: int, height: int,
-                      step: int, bigendian: bool) -> np.ndarray:
-    """An instance-mask ``sensor_msgs/Image`` -> an int64 (height, width) array: 0 for no
-    instance, *k* for the *k*-th detection of the paired array (1-based). ``mono8``/``8UC1``,
-    ``mono16``/``16UC1`` or ``32SC1``; a negative value is an error.
-
-    >>> mask_to_instances(bytes([0, 1, 2, 0]), "mono8", 2, 2, 2, False).tolist()
-    [[0, 1], [2, 0]]
-    """
-    code = _MASK_TYPES.get(encoding)
-    if code is None:
-        raise InvalidInput(f"unknown mask encoding {encoding!r} (expected one of "
-                           f"{', '.join(sorted(_MASK_TYPES))}: pixel value k marks the k-th "
-                           "detection, 0 none)")
-    dtype = np.dtype((">" if bigendian else "<") + code)
-    buf = np.frombuffer(memoryview(data).cast("B"), dtype=np.uint8)
-    row_bytes = width * dtype.itemsize
-    if width < 1 or height < 1 or step < row_bytes or buf.size < step * (height - 1) + row_bytes:
-        raise InvalidInput(f"mask image of {width}x{height} {encoding} with step {step} "
-                           f"needs {step * height} bytes, got {buf.size}")
-    rows = np.lib.stride_tricks.as_strided(buf, shape=(height, row_bytes), strides=(step, 1))
-    out = np.ascontiguousarray(rows).view(dtype).reshape(height, width).astype(np.int64)
-    if out.size and out.min() < 0:
-        raise InvalidInput("a mask image holds a negative instance value")
-    return out

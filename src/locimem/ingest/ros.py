@@ -23,17 +23,6 @@ Needs the ``ros`` extra (``rosbags``: reads rosbag2 without a ROS install). What
   which is locimem's forward distance, so only units change. A scan with no depth image in
   tolerance is skipped (counted): a camera without depth would count everything in view as
   absent.
-- **2D detections** (``vision_msgs/msg/Detection2DArray`` on ``detections_topic``): each box
-  (``bbox`` centre and size in the camera info's image, pixels; a rotated box is read as its
-  axis-aligned bounds) is lifted to 3D with the scan's depth image, the camera info's
-  intrinsics and the camera's pose by :func:`locimem.perception.lift_frame`, which also gives
-  the scan its camera (so absence is judged on the same depth image). A depth image of another
-  size than the camera info is the same camera at another resolution (registered to it, as a
-  RealSense's ``aligned_depth_to_color`` is): its intrinsics are scaled. Optional instance
-  masks (``masks_topic``): an image of the camera info's size whose pixel value *k* > 0 marks
-  the array's *k*-th detection (1-based; ``mono8``/``8UC1``, ``mono16``/``16UC1`` or
-  ``32SC1``), paired like depth. Boxes the lifting refuses (too few depth readings, say) are
-  counted by reason in the summary.
 - **Map jumps**: a step of a time-varying tf edge right below the map frame (``map -> odom``)
   between two consecutive samples of ``jump_m`` metres or ``jump_deg`` degrees or more is a
   loop closure or a relocalisation: scans before it are placed with the value before it (not
@@ -76,7 +65,6 @@ from locimem.ingest.frames import (
     TransformUnavailable,
     camera_window,
     depth_to_metres,
-    mask_to_instances,
 )
 from locimem.model import Camera, Detection
 from locimem.tracker.decide import OPTICAL_HINT
@@ -93,7 +81,6 @@ __all__ = [
 
 MSG_DIR = Path(__file__).resolve().parent / "msg"
 DETECTIONS_TYPE = "vision_msgs/msg/Detection3DArray"
-DETECTIONS_2D_TYPE = "vision_msgs/msg/Detection2DArray"
 CAMERA_INFO_TYPE = "sensor_msgs/msg/CameraInfo"
 IMAGE_TYPE = "sensor_msgs/msg/Image"
 TF_TYPE = "tf2_msgs/msg/TFMessage"
@@ -176,7 +163,6 @@ class BagOptions:
     label_map: dict[str, str] | None = None
     tf_topic: str = "/tf"
     tf_static_topic: str = "/tf_static"
-    masks_topic: str | None = None  # 2D detections: an instance-mask image topic
     jump_m: float | None = 0.05  # None: no map jumps (tf interpolated across every step)
     jump_deg: float = 1.0
 
@@ -218,19 +204,11 @@ class _RawDetection:
 
 
 @dataclass(frozen=True, slots=True)
-class _RawBox:
-    hypotheses: tuple[tuple[str, float], ...]
-    bounds: tuple[float, float, float, float]  # xmin, ymin, xmax, ymax (pixels)
-    track_id: str
-
-
-@dataclass(frozen=True, slots=True)
 class _RawScan:
     t: float
     order: int
     where: str
     detections: tuple[_RawDetection, ...]
-    boxes: tuple[_RawBox, ...] = ()  # 2D detections
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,9 +218,6 @@ class _CameraInfo:
     window: CameraWindow
     width: int
     height: int
-    k: tuple[float, ...] = ()
-    distortion_model: str = ""
-    d: tuple[float, ...] = ()
 
 
 def _hypotheses(results: Any) -> tuple[tuple[str, float], ...]:
@@ -275,22 +250,6 @@ def _raw_scan(msg: Any, order: int, topic: str, where: str) -> _RawScan:
     return _RawScan(t, order, _where(topic, msg.header), tuple(dets))
 
 
-def _raw_boxes(msg: Any, order: int, topic: str, where: str) -> _RawScan:
-    t = _stamp(msg.header, where)
-    boxes = []
-    for d in msg.detections:
-        b = d.bbox
-        c = b.center
-        pos = getattr(c, "position", c)  # vision_msgs >= 4: Pose2D{position, theta}; 3: x, y
-        cx, cy, theta = float(pos.x), float(pos.y), float(c.theta)
-        hx, hy = float(b.size_x) / 2, float(b.size_y) / 2
-        ex = abs(hx * math.cos(theta)) + abs(hy * math.sin(theta))  # axis-aligned bounds
-        ey = abs(hx * math.sin(theta)) + abs(hy * math.cos(theta))
-        boxes.append(_RawBox(_hypotheses(d.results), (cx - ex, cy - ey, cx + ex, cy + ey),
-                             str(getattr(d, "id", None) or getattr(d, "tracking_id", "") or "")))
-    return _RawScan(t, order, _where(topic, msg.header), (), tuple(boxes))
-
-
 def _pick_topic(topics: dict[str, Any], wanted: str | None, msgtype: str, what: str,
                 option: str, name_hint: str | None = None) -> str | None:
     if wanted is None:
@@ -320,14 +279,12 @@ class _Reader:
         self.options = options
         topics = reader.topics
         det_topic = options.detections_topic
-        kinds = (DETECTIONS_TYPE, DETECTIONS_2D_TYPE)
-        if det_topic not in topics or topics[det_topic].msgtype not in kinds:
-            have = sorted(t for t, i in topics.items() if i.msgtype in kinds)
+        if det_topic not in topics or topics[det_topic].msgtype != DETECTIONS_TYPE:
+            have = sorted(t for t, i in topics.items() if i.msgtype == DETECTIONS_TYPE)
             listed = ", ".join(f"{t} ({i.msgtype})" for t, i in sorted(topics.items()))
-            raise IngestError("bag", f"no {DETECTIONS_TYPE} or {DETECTIONS_2D_TYPE} topic "
-                              f"{det_topic!r} (--detections); detection topics in the bag: "
-                              f"{have}; its topics: {listed or 'none'}")
-        self.two_d = topics[det_topic].msgtype == DETECTIONS_2D_TYPE
+            raise IngestError("bag", f"no {DETECTIONS_TYPE} topic {det_topic!r} "
+                              f"(--detections); Detection3DArray topics in the bag: {have}; "
+                              f"its topics: {listed or 'none'}")
         self.info_topic = _pick_topic(topics, options.camera_info_topic, CAMERA_INFO_TYPE,
                                       "CameraInfo", "--camera-info")
         self.depth_topic = _pick_topic(topics, options.depth_topic, IMAGE_TYPE,
@@ -337,28 +294,17 @@ class _Reader:
         if self.depth_topic is not None and self.info_topic is None:
             raise IngestError("bag", f"depth topic {self.depth_topic!r} needs a camera info "
                               "topic (--camera-info) for its intrinsics")
-        self.mask_topic = _pick_topic(topics, options.masks_topic, IMAGE_TYPE, "mask Image",
-                                      "--masks")
-        if self.two_d and (self.info_topic is None or self.depth_topic is None):
-            raise IngestError("bag", f"2D detections ({det_topic!r} is {DETECTIONS_2D_TYPE}) "
-                              "are lifted to 3D with a depth image and the camera's "
-                              "intrinsics: the bag needs a CameraInfo topic (--camera-info) "
-                              "and a depth Image topic (--depth)")
-        if self.mask_topic is not None and not self.two_d:
-            raise IngestError("bag", "--masks is for 2D detections "
-                              f"({DETECTIONS_2D_TYPE}); {det_topic!r} holds 3D ones")
         self.tf = TfBuffer()
         self.infos: list[_CameraInfo] = []
         self.scans: list[_RawScan] = []
         wanted = {det_topic, options.tf_topic, options.tf_static_topic}
         if self.info_topic:
             wanted.add(self.info_topic)
-        self.streamed = [t for t in (self.depth_topic, self.mask_topic) if t is not None]
-        read = wanted | set(self.streamed)
+        read = wanted if self.depth_topic is None else wanted | {self.depth_topic}
         check_metadata(reader, read, path)
         conns = [c for c in reader.connections if c.topic in wanted
                  and (c.topic in (det_topic, self.info_topic) or c.msgtype == TF_TYPE)]
-        depth_conns = [c for c in reader.connections if c.topic in self.streamed]
+        depth_conns = [c for c in reader.connections if c.topic == self.depth_topic]
         self._check_definitions(conns + depth_conns)
         seen: dict[str, int] = {}
         for order, (conn, ns, raw) in enumerate(read_messages(reader, conns, path)):
@@ -366,8 +312,7 @@ class _Reader:
             where = _message_where(path, conn.topic, index, ns)
             msg = self._decode(raw, conn.msgtype, where)
             if conn.topic == det_topic:
-                raw = _raw_boxes if self.two_d else _raw_scan
-                self.scans.append(raw(msg, order, det_topic, where))
+                self.scans.append(_raw_scan(msg, order, det_topic, where))
             elif conn.topic == self.info_topic:
                 self._add_info(msg, conn.topic, where)
             else:
@@ -389,7 +334,6 @@ class _Reader:
                                  for c in reader.connections)
         self.inputs = {
             "path": str(path), "detections": det_topic, "map_frame": options.map_frame,
-            "detections_type": topics[det_topic].msgtype, "masks": self.mask_topic,
             "camera_info": self.info_topic, "depth": self.depth_topic,
             "camera_frame": self._camera_frame(self.infos[0]) if self.infos else None,
             "optical": self._optical(self._camera_frame(self.infos[0])) if self.infos else None,
@@ -447,10 +391,8 @@ class _Reader:
             window = camera_window(list(msg.k), int(msg.width), int(msg.height))
         except InvalidInput as exc:
             raise IngestError(_where(topic, msg.header), str(exc)) from None
-        self.infos.append(_CameraInfo(
-            t, str(msg.header.frame_id), window, int(msg.width), int(msg.height),
-            tuple(float(v) for v in msg.k), str(getattr(msg, "distortion_model", "") or ""),
-            tuple(float(v) for v in getattr(msg, "d", ()))))
+        self.infos.append(_CameraInfo(t, str(msg.header.frame_id), window, int(msg.width),
+                                      int(msg.height)))
 
     def _camera_frame(self, info: _CameraInfo) -> str:
         return (self.options.camera_frame or info.frame).lstrip("/")
@@ -466,46 +408,39 @@ class _Reader:
 
     # -- planning -----------------------------------------------------------------------------
     def plan(self) -> Iterator[PlannedScan]:
-        if not self.streamed:
+        if self.depth_topic is None:
             for raw in self.scans:
-                yield self._planned(raw, {})
+                yield self._planned(raw, None, False)
             return
-        yield from self._plan_with_images()
+        yield from self._plan_with_depth()
 
-    def _plan_with_images(self) -> Iterator[PlannedScan]:
-        """Stream the depth (and mask) topics once, giving each scan the image of each topic
-        nearest its stamp within the tolerance; a scan is released once no later image can
-        be nearer."""
+    def _plan_with_depth(self) -> Iterator[PlannedScan]:
+        """Stream the depth topic once, giving each scan the image nearest its stamp within
+        the tolerance; a scan is released once no later image can be nearer."""
         tol = self.options.depth_tolerance_s
         ts = [s.t for s in self.scans]
-        best: dict[int, dict[str, tuple[float, Any]]] = {}
+        best: dict[int, tuple[float, Any]] = {}
         i, n = 0, len(ts)
-        conns = [c for c in self.reader.connections if c.topic in self.streamed]
-        seen: dict[str, int] = {}
-        for conn, ns, raw in read_messages(self.reader, conns, self.path):
-            k = seen[conn.topic] = seen.get(conn.topic, -1) + 1
+        conns = [c for c in self.reader.connections if c.topic == self.depth_topic]
+        for k, (conn, ns, raw) in enumerate(read_messages(self.reader, conns, self.path)):
             where = _message_where(self.path, conn.topic, k, ns)
             msg = self._decode(raw, conn.msgtype, where)
             s = _stamp(msg.header, where)
             for j in range(max(i, bisect.bisect_left(ts, s - tol)),
                            bisect.bisect_right(ts, s + tol)):
                 dt = abs(ts[j] - s)
-                mine = best.setdefault(j, {})
-                if conn.topic not in mine or dt < mine[conn.topic][0]:
-                    mine[conn.topic] = (dt, msg)
+                if j not in best or dt < best[j][0]:
+                    best[j] = (dt, msg)
             while i < n and ts[i] + tol < s:
-                yield self._planned(self.scans[i], best.pop(i, {}))
+                yield self._planned(self.scans[i], best.pop(i, (0.0, None))[1], True)
                 i += 1
         while i < n:
-            yield self._planned(self.scans[i], best.pop(i, {}))
+            yield self._planned(self.scans[i], best.pop(i, (0.0, None))[1], True)
             i += 1
 
-    def _planned(self, raw: _RawScan, images: dict[str, tuple[float, Any]]) -> PlannedScan:
+    def _planned(self, raw: _RawScan, depth_msg: Any, want_depth: bool) -> PlannedScan:
         where = raw.where
-        depth = images.get(self.depth_topic) if self.depth_topic else None
-        mask = images.get(self.mask_topic) if self.mask_topic else None
-        msgs = (None if depth is None else depth[1], None if mask is None else mask[1])
-        return PlannedScan(raw.t, where, lambda: self._build(raw, *msgs, where))
+        return PlannedScan(raw.t, where, lambda: self._build(raw, depth_msg, want_depth, where))
 
     # -- building one scan --------------------------------------------------------------------
     def _lookup(self, frame: str, t: float, where: str, role: str = "detections") -> Transform:
@@ -546,19 +481,24 @@ class _Reader:
         return ("the transform's samples do not cover the scan's stamp (tf started later or "
                 f"stopped earlier than the detections){camera}")
 
-    def _build(self, raw: _RawScan, depth_msg: Any, mask_msg: Any, where: str) -> Scan:
-        if self.two_d:
-            return self._build_2d(raw, depth_msg, mask_msg, where)
-        want_depth = self.depth_topic is not None
+    def _build(self, raw: _RawScan, depth_msg: Any, want_depth: bool, where: str) -> Scan:
         t = raw.t
         to_map: dict[str, Transform] = {}
         dets: list[Detection] = []
         dropped: dict[str, int] = {}
+        label_map = self.options.label_map
         for i, d in enumerate(raw.detections):
             if not d.hypotheses:
                 dropped["no hypothesis"] = dropped.get("no hypothesis", 0) + 1
                 continue
-            label, score = self._label(d.hypotheses, i, where)
+            class_id, score = max(d.hypotheses, key=lambda h: h[1])  # first of equal scores
+            if label_map is not None:
+                if class_id not in label_map:
+                    raise IngestError(where, f"detections[{i}]: class id {class_id!r} is not in "
+                                      "the label map")
+                label = label_map[class_id]
+            else:
+                label = class_id
             if d.frame not in to_map:
                 to_map[d.frame] = self._lookup(d.frame, t, where)
             tr = to_map[d.frame]
@@ -571,83 +511,6 @@ class _Reader:
                 raise IngestError(where, f"detections[{i}]: {exc}") from None
         camera = self._camera(t, depth_msg, want_depth, where) if self.infos else None
         return Scan(t, dets, camera, dropped)
-
-    def _label(self, hypotheses: tuple[tuple[str, float], ...], i: int, where: str
-               ) -> tuple[str, float]:
-        """The best hypothesis (the first of equal scores) as a label, through the label
-        map when there is one."""
-        class_id, score = max(hypotheses, key=lambda h: h[1])
-        label_map = self.options.label_map
-        if label_map is None:
-            return class_id, score
-        if class_id not in label_map:
-            raise IngestError(where, f"detections[{i}]: class id {class_id!r} is not in the "
-                              "label map")
-        return label_map[class_id], score
-
-    def _build_2d(self, raw: _RawScan, depth_msg: Any, mask_msg: Any, where: str) -> Scan:
-        """2D boxes lifted to 3D with the depth image (:func:`locimem.perception.lift_frame`),
-        which gives the scan its camera too."""
-        from locimem.perception import Box2D, Intrinsics, lift_frame
-
-        t = raw.t
-        info = self._info_at(t)
-        frame = self._camera_frame(info)
-        pose = self._lookup(frame, t, where, role="camera")
-        tol = self.options.depth_tolerance_s
-        if depth_msg is None:
-            raise SkipScan(f"no depth image within {tol} s on {self.depth_topic}",
-                           "pass a larger --depth-tolerance S (2D detections cannot be placed "
-                           "without depth)")
-        if self.mask_topic is not None and mask_msg is None:
-            raise SkipScan(f"no mask image within {tol} s on {self.mask_topic}",
-                           "pass a larger --depth-tolerance S, or leave --masks out to lift "
-                           "the boxes alone")
-        try:
-            intrinsics = Intrinsics.from_camera_info(info.k, info.width, info.height,
-                                                     info.distortion_model, info.d)
-        except InvalidInput as exc:
-            raise IngestError(where, f"camera info: {exc}") from None
-        depth = self._depth(depth_msg, info, frame, where, scaled_ok=True)
-        instances = None if mask_msg is None else self._instances(mask_msg, info, where)
-        boxes: list[Any] = []
-        dropped: dict[str, int] = {}
-        for i, d in enumerate(raw.boxes):
-            if not d.hypotheses:
-                dropped["no hypothesis"] = dropped.get("no hypothesis", 0) + 1
-                continue
-            label, score = self._label(d.hypotheses, i, where)
-            mask = None if instances is None else instances == i + 1
-            try:
-                boxes.append(Box2D(label, score, *d.bounds, mask=mask,
-                                   track_id=d.track_id or None))
-            except InvalidInput as exc:
-                raise IngestError(where, f"detections[{i}]: {exc}") from None
-        try:
-            lifted = lift_frame(boxes, depth, intrinsics, pose.translation_m, pose.quat_wxyz,
-                                frame="optical" if self._optical(frame) else "body",
-                                depth_intrinsics=None if depth.shape == (info.height,
-                                                                         info.width)
-                                else intrinsics.scaled(depth.shape[1], depth.shape[0]),
-                                range_m=self.options.range_m)
-        except InvalidInput as exc:
-            raise IngestError(where, str(exc)) from None
-        for _, reason in lifted.refused:
-            dropped[reason] = dropped.get(reason, 0) + 1
-        return Scan(t, lifted.detections, lifted.camera, dropped)
-
-    def _instances(self, msg: Any, info: _CameraInfo, where: str) -> np.ndarray:
-        """An instance-mask image: pixel value k > 0 is the array's k-th detection."""
-        mwhere = f"{where} (mask image stamp {_stamp_text(msg.header)} s)"
-        if (int(msg.width), int(msg.height)) != (info.width, info.height):
-            raise IngestError(mwhere, f"mask image is {msg.width}x{msg.height}, the camera "
-                              f"info {info.width}x{info.height}: masks must be in the "
-                              "detections' image")
-        try:
-            return mask_to_instances(msg.data, str(msg.encoding), int(msg.width),
-                                     int(msg.height), int(msg.step), bool(msg.is_bigendian))
-        except InvalidInput as exc:
-            raise IngestError(mwhere, str(exc)) from None
 
     def _camera(self, t: float, depth_msg: Any, want_depth: bool, where: str) -> Camera:
         info = self._info_at(t)
@@ -671,14 +534,13 @@ class _Reader:
         except InvalidInput as exc:
             raise IngestError(where, f"camera: {exc}") from None
 
-    def _depth(self, msg: Any, info: _CameraInfo, frame: str, where: str,
-               scaled_ok: bool = False) -> np.ndarray:
+    def _depth(self, msg: Any, info: _CameraInfo, frame: str, where: str) -> np.ndarray:
         dwhere = f"{where} (depth image stamp {_stamp_text(msg.header)} s)"
         dframe = str(msg.header.frame_id).lstrip("/")
         if dframe and dframe != frame:
             raise IngestError(dwhere, f"depth image is in frame {dframe!r}, the camera in "
                               f"{frame!r}: use a depth image registered to the camera")
-        if (int(msg.width), int(msg.height)) != (info.width, info.height) and not scaled_ok:
+        if (int(msg.width), int(msg.height)) != (info.width, info.height):
             raise IngestError(dwhere, f"depth image is {msg.width}x{msg.height}, its camera "
                               f"info {info.width}x{info.height}: pass the depth camera's info "
                               "topic (--camera-info)")

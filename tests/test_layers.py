@@ -26,7 +26,7 @@ LAYERS: list[set[str]] = [
     {"model", "index"},  # the record and object state; spatial and vector indexes
     {"config", "geometry", "frames"},  # tracker settings; camera geometry; rigid transforms
     # rooms and relations; keyframes; storage; worlds; fitting one map frame to another
-    {"scene", "evidence", "store", "sim", "align", "perception"},
+    {"scene", "evidence", "store", "sim", "align"},
     {"tracker"},  # decide, apply, commit: the only writer of state
     {"query"},  # reading a state: objects and space, rooms, history, the prior map
     {"agent"},  # language-model tools, prompts and answers over a reader

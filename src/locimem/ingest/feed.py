@@ -210,8 +210,9 @@ class _Jumps:
         self.waiting = sorted(jumps, key=lambda j: j.t)
         self.done: set[str] = set()
         if self.waiting:
-            self.done = {e.reason for e in mem.store.audit(mem.scope, actor=summary.source)
-                         if e.kind == "correction" and e.reason is not None}
+            self.done = {e.reason for e in mem.store.audit(mem.scope, actor=summary.source,
+                                                           kinds=["correction"])
+                         if e.reason is not None}
 
     def due(self, t: float | None) -> None:
         """Apply the jumps at or before ``t`` (None: all), unless the epoch is provisional."""

@@ -1,14 +1,17 @@
-"""The package's layers, enforced from the source tree (docs/architecture.md, "Layers").
+"""The package's tiers, enforced from the source tree (docs/architecture.md, "Layers").
 
 Every import of a locimem module — at the top of a file, inside a function, or under
-``TYPE_CHECKING`` — must point down: to the importer's own subpackage or to a lower layer.
-Two subpackages of one layer do not import each other, so no cycle can form. No private name
-(``_x``) is imported from another subpackage.
+``TYPE_CHECKING`` — points down: to the importer's own tier or a lower one. Inside a tier,
+packages may import one another, but neither the packages of a tier nor the files of the
+whole tree import in a circle. There is no whitelist. No private name (``_x``) is imported
+from another subpackage.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
+from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,34 +19,24 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "locimem"
 
-# lowest first; a name is a top-level module or subpackage of locimem
-LAYERS: list[set[str]] = [
-    {"errors", "version"},  # one exception hierarchy; the version string
-    {"check", "progress", "words", "gcpause", "jsontext", "times", "files"},  # validation,
-    # progress bars, label spelling, the garbage collector paused while a state is built,
-    # compact JSON, the time contract (reading and showing valid times), opening a file a
-    # user named (regular files only, read within a size limit)
-    {"model", "index"},  # the record and object state; spatial and vector indexes
-    {"config", "geometry", "frames"},  # tracker settings; camera geometry; rigid transforms
-    # rooms and relations; keyframes; storage; worlds; fitting one map frame to another
-    {"scene", "evidence", "store", "sim", "align"},
-    {"tracker"},  # decide, apply, commit: the only writer of state
-    {"query"},  # reading a state: objects and space, rooms, history, the prior map
-    {"agent"},  # language-model tools, prompts and answers over a reader
-    {"memory"},  # the facade
-    {"__init__"},  # the public names
-    {"interchange", "ingest", "eval", "viz"},  # built on the facade
-    {"bench"},  # benchmarks
-    {"cli"},  # the command line
-    {"__main__"},  # python -m locimem
+# lowest first: (tier, its top-level modules and subpackages of locimem)
+TIERS: list[tuple[str, set[str]]] = [
+    # the exception hierarchy, validation, the time contract, settings, rigid transforms...
+    ("base", {"errors", "version", "check", "progress", "words", "gcpause", "jsontext",
+              "times", "files", "config", "frames"}),
+    # the records and the row types, camera geometry, indexes, rooms and relations, keyframes,
+    # fitting map frames, the words about objects: what the tracker keeps and reasons with
+    ("model", {"model", "geometry", "index", "scene", "evidence", "align", "language"}),
+    ("tracker", {"tracker"}),  # decide, apply, commit, load: the only writer of state
+    ("store", {"store"}),  # the storage contract and its backends
+    ("reads", {"query", "agent"}),  # reading a state; tools, prompts and answers over it
+    ("memory", {"memory", "__init__"}),  # the facade and the public names
+    # built on the facade: files and formats, robots in, worlds, scores, pictures out, MCP,
+    # benchmarks, the command line
+    ("front ends", {"interchange", "ingest", "sim", "eval", "viz", "mcp", "bench", "cli",
+                    "__main__"}),
 ]
-RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}
-
-# Upward imports that are allowed, each with its reason.
-EXCEPTIONS = {
-    # the MCP server is an entry point like the CLI: it opens a memory for the process
-    ("agent.mcp_server", "memory"),
-}
+RANK = {name: i for i, (_, units) in enumerate(TIERS) for name in units}
 
 
 def _unit(module: str) -> str:
@@ -51,7 +44,12 @@ def _unit(module: str) -> str:
     return module.split(".")[0]
 
 
-def _imports() -> Iterator[tuple[str, str, str, int]]:
+@functools.cache
+def _imports() -> tuple[tuple[str, str, str, int], ...]:
+    return tuple(_walk())
+
+
+def _walk() -> Iterator[tuple[str, str, str, int]]:
     """(importing module, imported module, imported name or "", line) for every locimem
     import in the source tree; modules are dotted names below ``locimem``."""
     for path in sorted(SRC.rglob("*.py")):
@@ -79,10 +77,65 @@ def _imports() -> Iterator[tuple[str, str, str, int]]:
                         yield module, alias.name[len("locimem."):], "", node.lineno
 
 
-def test_every_module_belongs_to_a_layer() -> None:
+def _module_graph() -> dict[str, set[str]]:
+    """File-level imports: importing module -> imported modules (a package is its
+    ``__init__``; ``from pkg import sub`` imports the module ``pkg.sub``)."""
+    modules = {".".join(p.relative_to(SRC).with_suffix("").parts) for p in SRC.rglob("*.py")}
+
+    def resolve(name: str) -> str | None:
+        for candidate in (name, f"{name}.__init__"):
+            if candidate in modules:
+                return candidate
+        return None
+
+    graph: dict[str, set[str]] = defaultdict(set)
+    for module, target, name, _line in _imports():
+        importer = module if module in modules else f"{module}.__init__"
+        imported = (resolve(f"{target}.{name}") if name else None) or resolve(target)
+        if imported is not None and imported != importer:
+            graph[importer].add(imported)
+    return graph
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one node (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_every_module_belongs_to_a_tier() -> None:
     units = {p.stem if p.is_file() else p.name for p in SRC.iterdir()
              if (p.suffix == ".py" or (p.is_dir() and (p / "__init__.py").exists()))}
-    assert units - set(RANK) == set(), "add new modules to LAYERS (and docs/architecture.md)"
+    assert units - set(RANK) == set(), "add new modules to TIERS (and docs/architecture.md)"
     assert set(RANK) - units == set()
 
 
@@ -90,12 +143,27 @@ def test_imports_point_down() -> None:
     wrong = []
     for module, target, _name, line in _imports():
         a, b = _unit(module), _unit(target)
-        if a == b or (module, b) in EXCEPTIONS:
-            continue
-        if RANK[b] >= RANK[a]:
+        if RANK[b] > RANK[a]:
             wrong.append(f"locimem.{module}:{line} imports locimem.{target} "
-                         f"(layer {RANK[b]} from layer {RANK[a]})")
+                         f"(tier {TIERS[RANK[b]][0]!r} from tier {TIERS[RANK[a]][0]!r})")
     assert wrong == []
+
+
+def test_no_files_import_in_a_circle() -> None:
+    assert _circles(_module_graph()) == []
+
+
+def test_no_packages_import_in_a_circle() -> None:
+    units: dict[str, set[str]] = defaultdict(set)
+    for module, target, _name, _line in _imports():
+        if _unit(module) != _unit(target):
+            units[_unit(module)].add(_unit(target))
+    assert _circles(units) == []
+
+
+def test_the_circle_finder_finds_circles() -> None:
+    assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _circles({"a": {"b"}, "b": set()}) == []
 
 
 def test_no_private_name_crosses_a_subpackage() -> None:
@@ -106,12 +174,16 @@ def test_no_private_name_crosses_a_subpackage() -> None:
     assert wrong == []
 
 
-
 @pytest.mark.parametrize("importer, imported", [
-    ("store", "tracker"), ("store", "scene"), ("store", "query"), ("store", "memory"),
-    ("model", "tracker"), ("model", "store"), ("model", "scene"), ("query", "agent"),
-    ("scene", "query"), ("scene", "tracker"), ("tracker", "query"), ("tracker", "memory"),
+    ("tracker", "store"), ("tracker", "query"), ("tracker", "memory"), ("model", "tracker"),
+    ("model", "store"), ("scene", "tracker"), ("scene", "query"), ("store", "query"),
+    ("store", "memory"), ("query", "agent"), ("query", "memory"), ("agent", "memory"),
+    ("memory", "mcp"), ("memory", "interchange"), ("memory", "cli"),
 ])
-def test_the_rules_the_architecture_names(importer: str, imported: str) -> None:
-    """The layering forbids these imports (the issue that set the layers named them)."""
-    assert RANK[imported] >= RANK[importer]
+def test_the_imports_the_architecture_names_do_not_exist(importer: str, imported: str) -> None:
+    """Imports issue 33 named as wrong (or that would bring back a circle it removed): none
+    is in the tree, and, across tiers, the tiers forbid it."""
+    found = [f"locimem.{module}:{line}" for module, target, _name, line in _imports()
+             if _unit(module) == importer and _unit(target) == imported]
+    assert found == []
+    assert RANK[importer] <= RANK[imported]

@@ -383,7 +383,7 @@ class TrackerConfig:
         """Read a config from a TOML file: a ``[tracker]`` table of :class:`TrackerConfig`
         fields and a ``[relations]`` table of :class:`RelationConfig` fields, both optional;
         what is left out keeps its default. The same file may hold an ``[encoder]`` table,
-        read by :func:`locimem.query.encoder.encoder_from_toml`, and a ``[store]`` table,
+        read by :func:`locimem.language.encoder.encoder_from_toml`, and a ``[store]`` table,
         read by :func:`store_settings_from_toml`. (``tomllib`` on Python
         3.11+; on 3.10 the ``tomli`` package, the ``toml`` extra.)
 

@@ -2,7 +2,7 @@
 says about the thing (a surface things stand on, a container things go in).
 
 At the bottom of the package: the scene graph (support roles) and the queries (label matching,
-:mod:`locimem.query.text`) both read labels through these.
+:mod:`locimem.language.text`) both read labels through these.
 """
 
 from __future__ import annotations

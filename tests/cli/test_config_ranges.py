@@ -226,7 +226,7 @@ def test_a_device_is_not_a_config(capsys) -> None:
     ("batch_size = 0", "batch_size = 0 is out of range: must be within [1, 4096]"),
 ])
 def test_the_encoder_table_is_bounded(tmp_path, line, message) -> None:
-    from locimem.query.encoder import encoder_from_toml
+    from locimem.language.encoder import encoder_from_toml
 
     path = _toml(tmp_path, f"[encoder]\n{line}\n")
     with pytest.raises(InvalidInput) as caught:

@@ -156,7 +156,7 @@ def test_an_exported_directory_holding_a_fifo_is_refused_on_import(tmp_path, sto
 
 
 def test_a_fifo_token_file_is_refused_at_once(tmp_path) -> None:
-    from locimem.agent.mcp_http import read_token_file  # what mcp --token-file reads with
+    from locimem.mcp.http import read_token_file  # what mcp --token-file reads with
 
     fifo = _fifo(tmp_path / "token")
     with pytest.raises(InvalidInput) as caught:

@@ -287,7 +287,7 @@ def test_usearch_then_the_encoder_in_one_process_does_not_crash() -> None:
     import sys
 
     code = ("from locimem.index.vectors import UsearchIndex; UsearchIndex(8); "
-            "from locimem.query.encoder import MiniLMEncoder; "
+            "from locimem.language.encoder import MiniLMEncoder; "
             "print(MiniLMEncoder().encode(['cup']).shape)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=False, timeout=120)

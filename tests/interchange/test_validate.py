@@ -414,7 +414,7 @@ def test_a_directory_s_store_is_validated_once_in_full(built: Path, tmp_path: Pa
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """The import validates the store it builds (with integrity_check, not quick_check), and
     that report is the directory's: the store is not validated a second time."""
-    from locimem.interchange import validate as module
+    from locimem.interchange import store_check as module
     from locimem.interchange.export import export_memory
 
     export_memory(built, tmp_path / "d", scope="home")

@@ -193,7 +193,7 @@ def minilm() -> Iterator[ObjectMemory]:
 
 
 def test_meaning_finds_what_text_misses(minilm: ObjectMemory) -> None:
-    from locimem.query.encoder import MiniLMEncoder
+    from locimem.language.encoder import MiniLMEncoder
 
     assert isinstance(minilm._encoder, MiniLMEncoder)
     with ObjectMemory.open(":memory:", scope="text") as plain:
@@ -260,7 +260,7 @@ def test_the_vector_index_follows_relabel_and_forget(minilm: ObjectMemory) -> No
 
 
 def test_objects_sharing_a_label_share_one_indexed_vector() -> None:
-    from locimem.query.encoder import HashingEncoder
+    from locimem.language.encoder import HashingEncoder
 
     labels = ("cup", "cups holder", "mug", "plate") * 5  # 20 objects, 4 labels
     with ObjectMemory.open(":memory:", scope="v", encoder=HashingEncoder(64)) as mem:

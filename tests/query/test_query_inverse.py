@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from locimem import Detection, ObjectMemory
-from locimem.query.router import IntentKind
+from locimem.language.router import IntentKind
 
 TABLE = Detection("kitchen table", 0.9, (1.0, 1.0, 0.375), (1.2, 0.8, 0.75))
 BOOK = Detection("book", 0.9, (0.8, 1.0, 0.78), (0.2, 0.15, 0.05))

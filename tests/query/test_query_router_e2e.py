@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from locimem import Detection, ObjectMemory
-from locimem.query.ask import resolve_time
-from locimem.query.router import IntentKind
+from locimem.language.router import IntentKind
+from locimem.query.reader import resolve_time
 from tests.helpers import HOUSE, ID, ROOMS
 
 # name -> (label, centre, size); the order fixes the ids 1..16 (metres, map frame, z up)

@@ -22,14 +22,15 @@ within ``budget_tokens``. The verbalizer (default: the deterministic
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from locimem.agent.facts import (
     LABEL_CHARS,
     NAME_CHARS,
+    Facts,
+    Prompt,
     change_summary,
     net_changes,
     object_fact,
@@ -40,16 +41,14 @@ from locimem.agent.prompt import scene_prompt
 from locimem.agent.safety import clean, estimate_tokens, untrusted_block
 from locimem.agent.verbalizer import OfflineVerbalizer, Verbalizer, VerbalizerError
 from locimem.errors import InvalidInput, NotFound
+from locimem.language.hedge import place_text
+from locimem.language.router import IntentKind
 from locimem.model import ObjectStatus
-from locimem.query.ask import resolve_time
-from locimem.query.hedge import place_text, when
-from locimem.query.reader import label_matches_folded
+from locimem.query.reader import label_matches_folded, resolve_time
 from locimem.query.recall import name_words
-from locimem.query.router import IntentKind
 
 if TYPE_CHECKING:
-    from locimem.query.ask import QueryResult
-    from locimem.query.reader import MemoryReader
+    from locimem.query.reader import MemoryReader, QueryResult
 
 __all__ = ["DEFAULT_BUDGET_TOKENS", "SYSTEM", "Answer", "Facts", "Prompt", "answer"]
 
@@ -78,99 +77,6 @@ _KINDS = {IntentKind.WHERE_IS: "where_is", IntentKind.RELATIONAL: "relational",
           IntentKind.ROOM: "room", IntentKind.FIND: "find", IntentKind.RECENT: "recent",
           IntentKind.CHANGES_SINCE: "changes_since", IntentKind.STALE: "stale",
           IntentKind.PATH: "path", IntentKind.NEAR_ME: "near_me"}
-
-
-@dataclass(frozen=True)
-class Facts:
-    """What the retrievers found, cleaned and ready to word.
-
-    ``kind``: where_is, which_room, still_there, where_was, relational, room, find, recent,
-    changes_since, stale, path or near_me. ``objects`` are object facts (see
-    :func:`locimem.agent.facts.object_fact`), the best first; ``total`` how many were found
-    (``objects`` may be fewer). ``sentence`` is a hedged sentence about the first object.
-    """
-
-    kind: str
-    question: str
-    found: bool
-    summary: str
-    objects: tuple[dict[str, Any], ...] = ()
-    total: int = 0
-    sentence: str | None = None
-    anchor: dict[str, Any] | None = None
-    relation: str | None = None
-    target: str | None = None
-    room: str | None = None
-    changes: tuple[dict[str, Any], ...] = ()
-    since_t: float | None = None
-    path: tuple[str, ...] | None = None
-
-    def ids(self) -> set[int]:
-        """Every object id the facts mention."""
-        out = {int(o["id"]) for o in self.objects} | {int(c["id"]) for c in self.changes}
-        if self.anchor is not None:
-            out.add(int(self.anchor["id"]))
-        out.update(int(m) for m in re.findall(r"#(\d+)", self.summary))
-        return out
-
-    def text(self, max_objects: int | None = None, max_changes: int | None = None) -> str:
-        """The facts as lines for a model, listing at most ``max_objects`` objects and
-        ``max_changes`` changes (None: all the facts hold)."""
-        objs = self.objects[:max_objects]
-        changes = self.changes[:max_changes]
-        lines = [f"question kind: {self.kind}"]
-        if self.kind != "changes_since":  # its summary lists events, not what differs now
-            lines.append(f"retrieved answer: {self.summary}")
-        if self.sentence:
-            lines.append(f"about the best match: {self.sentence}")
-        if self.anchor is not None:
-            lines.append(f"anchor: {_fact_line(self.anchor)}")
-        if objs:
-            more = self.total - len(objs)
-            lines.append(f"objects ({self.total}{f', {more} not listed' if more > 0 else ''}):")
-            lines.extend(f"  {_fact_line(o)}" for o in objs)
-        if changes:
-            more = len(self.changes) - len(changes)
-            lines.append((f"changes since {when(self.since_t)}" if self.since_t is not None
-                          else "changes") + (f" ({more} not listed):" if more else ":"))
-            lines.extend(f"  #{c['id']} {json.dumps(c['label'], ensure_ascii=False)}: "
-                         f"{', '.join(c.get('net', c['changes']))}" for c in changes)
-        if self.path is not None:
-            lines.append("path: " + " -> ".join(self.path))
-        return "\n".join(lines)
-
-
-def _fact_line(f: dict[str, Any]) -> str:
-    room = f" room {json.dumps(f['room'], ensure_ascii=False)}" if f.get("room") else ""
-    label = json.dumps(f["label"], ensure_ascii=False)
-    seen = f.get("last_seen_iso") or f"t={f['last_seen_t']}"  # Unix time: ISO, not seconds
-    return (f"#{f['id']} {label} {f['word']} {place_text(f['at_m'])}{room} "
-            f"seen {f['last_seen']} ({seen})")
-
-
-@dataclass(frozen=True)
-class Prompt:
-    """What a verbalizer gets: the system and user messages (``messages`` for chat APIs,
-    ``text`` as one string) and the structured ``facts`` they were written from."""
-
-    system: str
-    user: str
-    facts: Facts
-    budget_tokens: int
-
-    @property
-    def messages(self) -> list[dict[str, str]]:
-        return [{"role": "system", "content": self.system},
-                {"role": "user", "content": self.user}]
-
-    @property
-    def text(self) -> str:
-        return f"{self.system}\n\n{self.user}"
-
-    @property
-    def tokens(self) -> int:
-        """The prompt's estimated size (:func:`locimem.agent.safety.estimate_tokens`)."""
-        return estimate_tokens(self.system) + estimate_tokens(self.user)
 
 
 @dataclass(frozen=True)

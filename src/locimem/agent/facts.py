@@ -2,7 +2,7 @@
 
 Every string in a fact is cleaned (:func:`locimem.agent.safety.clean`); every fact carries
 the object's id so a model can cite it; sentences are worded by the one hedging policy
-(:mod:`locimem.query.hedge`), so only a confirmed object is said to *be* somewhere. Times
+(:mod:`locimem.language.hedge`), so only a confirmed object is said to *be* somewhere. Times
 follow :mod:`locimem.times`: each time in seconds (``last_seen_t``, ``t``) has its ISO 8601
 form beside it (``last_seen_iso``, ``iso``) when it looks like Unix time
 (:func:`time_fields`).
@@ -11,19 +11,22 @@ form beside it (``last_seen_iso``, ``iso``) when it looks like Unix time
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
+import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from locimem.agent.safety import clean
+from locimem.agent.safety import clean, estimate_tokens
+from locimem.language.hedge import CONFIDENCE_WORDS, ago, hedged_sentence, place_text, when
 from locimem.model import ObjectStatus, TrackedObject
-from locimem.query.hedge import CONFIDENCE_WORDS, ago, hedged_sentence, place_text
 from locimem.times import iso
 
 if TYPE_CHECKING:
     from locimem.query.reader import MemoryReader, RelationInfo
 
-__all__ = ["SUPPORT_RELATIONS", "change_summary", "net_changes", "object_fact", "place_phrase",
-           "quoted", "safe_sentence", "support_of", "time_fields", "word_of"]
+__all__ = ["SUPPORT_RELATIONS", "Facts", "Prompt", "change_summary", "net_changes", "object_fact",
+           "place_phrase", "quoted", "safe_sentence", "support_of", "time_fields", "word_of"]
 
 SUPPORT_RELATIONS = ("on", "in")  # what an object rests on or sits in: its parent in the tree
 LABEL_CHARS = 80
@@ -197,3 +200,97 @@ def net_changes(reader: MemoryReader, since: float, changes: list[Any]) -> list[
         fact["net"] = net
         out.append(fact)
     return out
+
+
+# -- what an answer is written from ------------------------------------------------------------
+@dataclass(frozen=True)
+class Facts:
+    """What the retrievers found, cleaned and ready to word.
+
+    ``kind``: where_is, which_room, still_there, where_was, relational, room, find, recent,
+    changes_since, stale, path or near_me. ``objects`` are object facts (see
+    :func:`locimem.agent.facts.object_fact`), the best first; ``total`` how many were found
+    (``objects`` may be fewer). ``sentence`` is a hedged sentence about the first object.
+    """
+
+    kind: str
+    question: str
+    found: bool
+    summary: str
+    objects: tuple[dict[str, Any], ...] = ()
+    total: int = 0
+    sentence: str | None = None
+    anchor: dict[str, Any] | None = None
+    relation: str | None = None
+    target: str | None = None
+    room: str | None = None
+    changes: tuple[dict[str, Any], ...] = ()
+    since_t: float | None = None
+    path: tuple[str, ...] | None = None
+
+    def ids(self) -> set[int]:
+        """Every object id the facts mention."""
+        out = {int(o["id"]) for o in self.objects} | {int(c["id"]) for c in self.changes}
+        if self.anchor is not None:
+            out.add(int(self.anchor["id"]))
+        out.update(int(m) for m in re.findall(r"#(\d+)", self.summary))
+        return out
+
+    def text(self, max_objects: int | None = None, max_changes: int | None = None) -> str:
+        """The facts as lines for a model, listing at most ``max_objects`` objects and
+        ``max_changes`` changes (None: all the facts hold)."""
+        objs = self.objects[:max_objects]
+        changes = self.changes[:max_changes]
+        lines = [f"question kind: {self.kind}"]
+        if self.kind != "changes_since":  # its summary lists events, not what differs now
+            lines.append(f"retrieved answer: {self.summary}")
+        if self.sentence:
+            lines.append(f"about the best match: {self.sentence}")
+        if self.anchor is not None:
+            lines.append(f"anchor: {_fact_line(self.anchor)}")
+        if objs:
+            more = self.total - len(objs)
+            lines.append(f"objects ({self.total}{f', {more} not listed' if more > 0 else ''}):")
+            lines.extend(f"  {_fact_line(o)}" for o in objs)
+        if changes:
+            more = len(self.changes) - len(changes)
+            lines.append((f"changes since {when(self.since_t)}" if self.since_t is not None
+                          else "changes") + (f" ({more} not listed):" if more else ":"))
+            lines.extend(f"  #{c['id']} {json.dumps(c['label'], ensure_ascii=False)}: "
+                         f"{', '.join(c.get('net', c['changes']))}" for c in changes)
+        if self.path is not None:
+            lines.append("path: " + " -> ".join(self.path))
+        return "\n".join(lines)
+
+
+def _fact_line(f: dict[str, Any]) -> str:
+    room = f" room {json.dumps(f['room'], ensure_ascii=False)}" if f.get("room") else ""
+    label = json.dumps(f["label"], ensure_ascii=False)
+    seen = f.get("last_seen_iso") or f"t={f['last_seen_t']}"  # Unix time: ISO, not seconds
+    return (f"#{f['id']} {label} {f['word']} {place_text(f['at_m'])}{room} "
+            f"seen {f['last_seen']} ({seen})")
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """What a verbalizer gets: the system and user messages (``messages`` for chat APIs,
+    ``text`` as one string) and the structured ``facts`` they were written from."""
+
+    system: str
+    user: str
+    facts: Facts
+    budget_tokens: int
+
+    @property
+    def messages(self) -> list[dict[str, str]]:
+        return [{"role": "system", "content": self.system},
+                {"role": "user", "content": self.user}]
+
+    @property
+    def text(self) -> str:
+        return f"{self.system}\n\n{self.user}"
+
+    @property
+    def tokens(self) -> int:
+        """The prompt's estimated size (:func:`locimem.agent.safety.estimate_tokens`)."""
+        return estimate_tokens(self.system) + estimate_tokens(self.user)

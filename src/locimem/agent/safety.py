@@ -1,7 +1,7 @@
 """Making perception-derived text safe to hand a language model, and counting its tokens.
 
 Everything the memory shows a model — labels, room names, attribute values, sentences built
-from them — passes through :func:`clean` (which applies :func:`locimem.query.hedge.sanitize`:
+from them — passes through :func:`clean` (which applies :func:`locimem.language.hedge.sanitize`:
 control and format characters dropped, whitespace collapsed to single spaces, length capped,
 and then also drops surrogate, private-use and unassigned code points). A cleaned string is
 one line: it cannot start a line of its own that reads like a system or user turn.
@@ -33,7 +33,7 @@ import math
 import re
 import unicodedata
 
-from locimem.query.hedge import sanitize
+from locimem.language.hedge import sanitize
 
 __all__ = ["clean", "estimate_tokens", "untrusted_block"]
 

@@ -49,8 +49,8 @@ from locimem.errors import (
     StoreClosed,
     ToolError,
 )
+from locimem.language.hedge import place_text, when
 from locimem.model import Event, EventKind, ObjectStatus, TrackedObject
-from locimem.query.hedge import place_text, when
 from locimem.scene.relations import RELATIONS
 from locimem.times import parse_time
 

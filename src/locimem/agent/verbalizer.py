@@ -19,10 +19,10 @@ import urllib.request
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from locimem.errors import InvalidInput, LocimemError
-from locimem.query.hedge import when
+from locimem.language.hedge import when
 
 if TYPE_CHECKING:
-    from locimem.agent.answer import Facts, Prompt
+    from locimem.agent.facts import Facts, Prompt
 
 __all__ = ["OfflineVerbalizer", "OpenAIChatVerbalizer", "Verbalizer", "VerbalizerError"]
 

@@ -76,11 +76,11 @@ def _median_ms_in_turns(fns: dict[str, Callable[[int], object]], runs: int,
 
 def _encoder() -> tuple[object, str]:
     try:
-        from locimem.query.encoder import MiniLMEncoder
+        from locimem.language.encoder import MiniLMEncoder
 
         return MiniLMEncoder(), "MiniLM"
     except Exception:  # the text extra is not installed: a stand-in with the same cost shape
-        from locimem.query.encoder import HashingEncoder
+        from locimem.language.encoder import HashingEncoder
 
         return HashingEncoder(384), "hashing stand-in"
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from locimem.errors import NotFound, ScopeError
-from locimem.query.hedge import sanitize
+from locimem.language.hedge import sanitize
 from locimem.times import time_text as time_text  # (re-exported: the commands use it)
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ from locimem.cli.common import (
     open_memory,
 )
 from locimem.errors import InvalidInput
-from locimem.query.hedge import sanitize
+from locimem.language.hedge import sanitize
 
 Sub = Any
 

@@ -23,8 +23,8 @@ from locimem.cli.common import (
     time_text,
 )
 from locimem.cli.text import audit_doc, audit_lines, event_doc, format_event
+from locimem.language.hedge import sanitize
 from locimem.model import EventKind, ObjectStatus
-from locimem.query.hedge import sanitize
 from locimem.query.reader import COMMIT_KINDS
 from locimem.times import time_doc
 
@@ -282,7 +282,7 @@ def parser_find(sub: Sub) -> None:
 def cmd_find(args: argparse.Namespace) -> int:
     encoder: Any = None
     if args.semantic:
-        from locimem.query.encoder import encoder_from_toml
+        from locimem.language.encoder import encoder_from_toml
 
         encoder = (encoder_from_toml(args.config) if args.config else None) or "minilm"
     with open_memory(args, encoder=encoder) as mem:

@@ -18,7 +18,7 @@ from typing import Any
 from locimem.cli.common import add_store, add_who, document, resolve_scope, scopes_if_any
 from locimem.cli.text import format_event
 from locimem.errors import InvalidInput
-from locimem.query.hedge import sanitize
+from locimem.language.hedge import sanitize
 from locimem.scene.rooms import polygon_area
 
 Sub = Any

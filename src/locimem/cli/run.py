@@ -289,7 +289,7 @@ def parser_mcp(sub: Sub) -> None:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    from locimem.agent.mcp_http import (
+    from locimem.mcp.http import (
         check_bind,
         is_wildcard,
         parse_address,
@@ -297,7 +297,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         startup_line,
         token_file_warning,
     )
-    from locimem.agent.mcp_server import serve_http, serve_stdio
+    from locimem.mcp.server import serve_http, serve_stdio
 
     if args.http is None:
         given = [flag for flag, on in (("--allow-remote", args.allow_remote),

@@ -6,8 +6,8 @@ import json
 from typing import Any
 
 from locimem.cli.common import place, rounded, time_text
+from locimem.language.hedge import sanitize
 from locimem.model import AuditEntry, Event, EventKind
-from locimem.query.hedge import sanitize
 
 
 def format_event(ev: Event) -> str:

@@ -37,6 +37,7 @@ import numpy as np
 
 from locimem.check import MAX_FEATURE_DIM, check_scope
 from locimem.errors import IntegrityError, InvalidInput, NotFound, ScopeError
+from locimem.interchange import store_check
 from locimem.interchange.directory import (
     _AGAIN,
     _EMBEDDING_DTYPES,
@@ -64,7 +65,7 @@ from locimem.tracker.apply import EPOCH_KINDS
 from locimem.tracker.load import gc_paused, replay_stale_cache
 
 if TYPE_CHECKING:
-    from locimem.interchange.validate import ValidationReport
+    from locimem.interchange.checker import ValidationReport
 
 __all__ = ["ImportReport", "import_memory"]
 
@@ -237,9 +238,7 @@ def _build_scratch(source: Path, manifest: Manifest, path: Path, scope: str,
         store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         store.close()
-    from locimem.interchange.validate import validate_store  # validate imports this module
-
-    report = validate_store(path, quick=validated is None)
+    report = store_check.validate_store(path, quick=validated is None)
     if validated is not None:
         validated.append(report)
     if not report.ok:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from locimem.check import MAX_ABS_TIME_S
 from locimem.model import EventKind
-from locimem.query.reader import COMMIT_KINDS
+from locimem.query.base import COMMIT_KINDS
 from locimem.store.sqlite.schema import (
     FORMAT,
     MIGRATIONS,
@@ -32,7 +32,7 @@ from locimem.tracker.apply import TOMB_KEY
 from locimem.tracker.state import MemoryState
 
 if TYPE_CHECKING:
-    from locimem.interchange.validate import Checker, Scope
+    from locimem.interchange.checker import Checker, Scope
 
 # events about no object
 _OBJECTLESS = ("ROOM_DEFINED", "ROOMS_CONNECTED", "ROOM_REMOVED", "COMPACTED", "MAP_EPOCH",

@@ -26,7 +26,7 @@ from locimem.tracker.apply import TOMB_KEY, apply
 from locimem.tracker.state import MemoryState
 
 if TYPE_CHECKING:
-    from locimem.interchange.validate import Checker, Scope
+    from locimem.interchange.checker import Checker, Scope
 
 DELTA_STATUSES = ("pending", "confirmed", "rejected", "applied")
 _SUPPORT = ("on", "under", "in")  # relations that order levels: never furniture to an item

@@ -21,6 +21,7 @@ from locimem.check import (
 from locimem.config import TrackerConfig
 from locimem.errors import ConnectionLost, IntegrityError, InvalidInput, ReadOnly
 from locimem.index.vectors import VectorIndex
+from locimem.language.encoder import Encoder
 from locimem.model import (
     Camera,
     Commit,
@@ -28,7 +29,6 @@ from locimem.model import (
     ObjectState,
     Record,
 )
-from locimem.query.encoder import Encoder
 from locimem.query.reader import MemoryReader
 from locimem.store.base import Store
 from locimem.tracker.apply import apply

@@ -34,6 +34,7 @@ from locimem.check import (
 from locimem.config import TrackerConfig
 from locimem.errors import InvalidInput, LocimemError, ScopeError
 from locimem.index.vectors import ExactIndex, VectorIndex
+from locimem.language.encoder import Encoder
 from locimem.memory.corrections import Corrections
 from locimem.memory.epochs import MapEpochs, sync_counters
 from locimem.memory.maintenance import Maintenance
@@ -46,7 +47,6 @@ from locimem.model import (
     Event,
     ScanResult,
 )
-from locimem.query.encoder import Encoder
 from locimem.store import open_store
 from locimem.store.base import Store, is_postgres_url
 from locimem.store.sqlite import MEMORY
@@ -113,7 +113,7 @@ class ObjectMemory(Corrections, PoseCorrections, MapEpochs, PriorMapWrites, Room
             durable: fsync every scan (survives power loss); False survives a killed process
                 but may lose the last scans on power loss.
             clock: wall clock for *record time* only (audit); beliefs use scan times.
-            encoder: a text :class:`~locimem.query.encoder.Encoder` for ``find`` by meaning,
+            encoder: a text :class:`~locimem.language.encoder.Encoder` for ``find`` by meaning,
                 or ``"minilm"`` for the packaged offline MiniLM (the ``text`` extra).
             vector_index: ``"exact"`` (numpy) or ``"usearch"`` (approximate; the ``vectors``
                 extra) for the label embeddings.
@@ -345,7 +345,7 @@ def _check_encoder(encoder: Any) -> Encoder | None:
     if encoder is None:
         return None
     if encoder == "minilm":
-        from locimem.query.encoder import MiniLMEncoder
+        from locimem.language.encoder import MiniLMEncoder
 
         return MiniLMEncoder()
     if isinstance(encoder, str) or not hasattr(encoder, "encode") or not hasattr(encoder, "dim"):

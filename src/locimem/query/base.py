@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from locimem.check import (
     check_object_id,
@@ -19,6 +19,8 @@ from locimem.check import (
 from locimem.config import TrackerConfig
 from locimem.errors import InvalidInput, NotFound, StoreClosed
 from locimem.index.vectors import VectorIndex
+from locimem.language.encoder import Encoder
+from locimem.language.hedge import hedged_sentence
 from locimem.model import (
     EventKind,
     ObjectState,
@@ -26,8 +28,6 @@ from locimem.model import (
     RecallResult,
     TrackedObject,
 )
-from locimem.query.encoder import Encoder
-from locimem.query.hedge import hedged_sentence
 from locimem.query.recall import label_matches, name_words
 from locimem.query.semantic import SemanticIndex
 from locimem.query.views import status_of, view
@@ -35,9 +35,6 @@ from locimem.scene.levels import OBJECT_LEVELS, level_of
 from locimem.store.base import Store
 from locimem.tracker.load import load_state
 from locimem.tracker.state import MemoryState
-
-if TYPE_CHECKING:
-    from locimem.query.reader import MemoryReader
 
 COMMIT_KINDS = ("scan", "correction", "forget", "maintenance", "scene", "prior", "review",
                 "consolidate")
@@ -234,7 +231,8 @@ def label_matches_folded(words: tuple[str, ...], label: str) -> bool:
                                                                   label)
 
 
-def recall_object(obj: ObjectState, reader: MemoryReader) -> RecallResult:
+def recall_object(obj: ObjectState, reader: ReaderBase) -> RecallResult:
+    """What ``reader`` would say of ``obj`` when asked for it: its hedged sentence and belief."""
     now = reader.now or 0.0
     status = status_of(obj, now, reader.config)
     return RecallResult(

@@ -7,7 +7,7 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from locimem.check import (
     MAX_ID,
@@ -16,26 +16,21 @@ from locimem.check import (
     check_object_id,
     check_time,
 )
-from locimem.errors import InvalidInput, NotFound
+from locimem.errors import InvalidInput
 from locimem.model import (
     AuditEntry,
     Event,
     EventKind,
     Observation,
-    RecallResult,
     RejectionKey,
     Tombstone,
 )
-from locimem.query.temporal import ObjectChanges, group_changes, without_moves_before
-
-if TYPE_CHECKING:
-    from locimem.query.reader import MemoryReader
 from locimem.query.base import (
     COMMIT_KINDS,
     ReaderBase,
     check_kinds,
-    recall_object,
 )
+from locimem.query.temporal import ObjectChanges, group_changes, without_moves_before
 
 PAGE = 1000  # records a streaming read asks the store for at a time
 
@@ -52,52 +47,6 @@ class HistoryQueries(ReaderBase):
         the move, its relations) are left out."""
         since = check_time(t, "t")
         return group_changes(without_moves_before(self.events(since=since), since))
-
-    def where_was(self, label_or_id: str | int, t: float) -> RecallResult:
-        """Where something was at valid time ``t``: an object id, or a name as in
-        :meth:`recall`, answered from the memory as it was then."""
-        view_then = self._reader_at(check_time(t, "t"))
-        if isinstance(label_or_id, str):
-            return view_then.recall(label_or_id)
-        oid = check_object_id(label_or_id, "label_or_id")
-        try:
-            obj = view_then._object(oid)
-        except NotFound:
-            return RecallResult(query=str(oid), found=False,
-                                text=f"I knew of no object #{oid} at t={t}.")
-        return recall_object(obj, view_then)
-
-    def _reader_at(self, t: float) -> MemoryReader:
-        return self.as_of(t)
-
-    def as_of(self, t: float | None = None, *, recorded: float | None = None) -> MemoryReader:
-        """The memory as it was: a read-only view of the state at valid (world) time ``t`` —
-        after every commit with time <= t — or, with ``recorded``, of what the store held at
-        record (wall-clock) time ``recorded``. Every read method works on the view; it reads the
-        record only up to that point. Objects forgotten since stay hidden.
-
-        >>> from locimem import Detection, ObjectMemory
-        >>> with ObjectMemory.open() as mem:
-        ...     _ = mem.observe(0.0, [Detection("cup", 0.9, (0.4, 0.1, 0.9), (0.1, 0.1, 0.1))])
-        ...     _ = mem.observe(5.0, [Detection("cup", 0.9, (1.0, 0.5, 0.9), (0.1, 0.1, 0.1))])
-        ...     [round(x, 1) for x in mem.as_of(1.0).get(1).center]
-        [0.4, 0.1, 0.9]
-        """
-        if (t is None) == (recorded is None):
-            raise InvalidInput("as_of() needs exactly one of t (valid time) or recorded=")
-        if t is not None:
-            until = self.store.last_commit_at(self._scope, t=check_time(t, "t"))
-        else:
-            until = self.store.last_commit_at(self._scope,
-                                              recorded=check_time(recorded, "recorded"))
-        until = until or 0
-        if self._until_commit is not None:
-            until = min(until, self._until_commit)
-        state = self._load_state(from_log=True, until_commit=until)
-        from locimem.query.reader import MemoryReader  # the whole reader, built on this
-
-        return MemoryReader(self.store, self._scope, self._config, state, until_commit=until,
-                            owner=self._owner or self)
 
     # -- the record ---------------------------------------------------------------------------
     def history(self, object_id: int) -> list[Observation | Event]:

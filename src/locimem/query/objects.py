@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from locimem.check import (
     check_coordinate_domain,
@@ -21,18 +21,15 @@ from locimem.model import (
     RecallResult,
     TrackedObject,
 )
-from locimem.query.recall import recall as _recall
-from locimem.query.semantic import SemanticIndex
-from locimem.query.views import status_of
-
-if TYPE_CHECKING:
-    from locimem.query.ask import QueryResult
 from locimem.query.base import (
     LIVE_STATUSES,
     FindResult,
     ReaderBase,
     check_statuses,
 )
+from locimem.query.recall import recall as _recall
+from locimem.query.semantic import SemanticIndex
+from locimem.query.views import status_of
 
 
 class ObjectQueries(ReaderBase):
@@ -169,15 +166,3 @@ class ObjectQueries(ReaderBase):
         hits = self.semantic_index().search(text, k, lambda oid: oid in objects and
                                        accept(objects[oid]), rank)
         return [FindResult(self._view(objects[m.object_id]), m.score, m.how) for m in hits]
-
-    def query(self, text: str, *, here: Any = None) -> QueryResult:
-        """Answer a short question by routing it to the right retriever: "what's on the kitchen
-        table", "cups near the sink", "what changed since 10:00", "where is my phone", "what's
-        in the kitchen", "how do I get from the bedroom to the kitchen", "the five nearest
-        chairs" (with ``here=(x, y, z)``). Anchors match whole words of the memory's labels and
-        room names. Returns the objects (or changes, or path) and a one-line answer."""
-        from locimem.query.ask import answer_query
-
-        self.store  # noqa: B018
-        return answer_query(self, text, here)
-

@@ -6,8 +6,8 @@ import re
 from collections.abc import Iterable
 
 from locimem.config import TrackerConfig
+from locimem.language.hedge import hedged_sentence
 from locimem.model import ObjectState, ObjectStatus, RecallResult
-from locimem.query.hedge import hedged_sentence
 from locimem.query.views import status_of
 
 _ARTICLES = {"the", "a", "an", "my", "our", "your", "this", "that"}

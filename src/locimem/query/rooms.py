@@ -9,11 +9,11 @@ from locimem.check import (
     check_label,
 )
 from locimem.errors import InvalidInput, NotFound
+from locimem.language.hedge import hedged_sentence, place_text, sanitize
 from locimem.model import (
     ObjectState,
     TrackedObject,
 )
-from locimem.query.hedge import hedged_sentence, place_text, sanitize
 from locimem.query.views import status_of
 from locimem.scene.levels import level_of
 from locimem.scene.relations import RELATIONS

@@ -1,5 +1,5 @@
 """``find(text)``: whole-word label matching with synonyms, plus text-embedding similarity when
-an :class:`~locimem.query.encoder.Encoder` is configured.
+an :class:`~locimem.language.encoder.Encoder` is configured.
 
 The index is a cache over the objects' labels, kept in step with the memory (``set`` on every
 label change, ``remove`` when an object is forgotten) and rebuilt on open. An object's embedding
@@ -19,9 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from locimem.index.vectors import ExactIndex, VectorIndex
-from locimem.query.encoder import Encoder
-from locimem.query.text import LabelMatcher
-from locimem.store.base import RowChanges
+from locimem.language.encoder import Encoder
+from locimem.language.text import LabelMatcher
+from locimem.model.rows import RowChanges
 from locimem.tracker.state import MemoryState
 
 POOL_PER_LABEL = 50  # ties within a label are ranked among its newest identities

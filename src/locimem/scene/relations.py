@@ -29,7 +29,7 @@ objects take no part (rooms are :mod:`locimem.scene.rooms`' business).
 Roles say what a box is for things placed at it: ``"surface"`` (things are on it or under
 it, never in it), ``"container"`` (things are in it; its box is no shelter for ``under``),
 or None (unknown: both ``in`` and the strict form of ``under`` apply).
-:func:`locimem.query.text.support_role` derives a role from a label.
+:func:`locimem.language.text.support_role` derives a role from a label.
 
 :class:`RelationIndex` keeps every relation between the objects it holds. ``update`` of one
 object recomputes only the pairs that object is part of, against the candidates a box grid

@@ -25,7 +25,6 @@ import math
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
@@ -41,6 +40,7 @@ from locimem.model import (
     RejectionState,
     TombstoneState,
 )
+from locimem.model.rows import RowChanges
 
 __all__ = ["LATE_S_KEY", "RowChanges", "RowsRejected", "Store", "checked_late_s", "is_postgres_url",
            "meta_late_s", "redacted"]
@@ -96,25 +96,6 @@ def checked_late_s(late_s: Any, current: float) -> float:
 
 BulkTable = tuple[str, Sequence[str], Iterable[Sequence[Any]]]
 """One table of a bulk load: its name, the columns given, and the rows (consumed lazily)."""
-
-
-@dataclass
-class RowChanges:
-    """What one commit changed in the materialised state, written with its records."""
-
-    objects: list[ObjectState] = field(default_factory=list)  # upserted
-    # looked at and missed, nothing else: only the row's n_missed and absence_s change
-    missed: list[ObjectState] = field(default_factory=list)
-    removed_objects: list[int] = field(default_factory=list)  # forgotten
-    tombstones: dict[int, TombstoneState] = field(default_factory=dict)  # upserted
-    removed_tombstones: list[int] = field(default_factory=list)  # revived
-    rejections: dict[str, RejectionState] = field(default_factory=dict)  # upserted
-    rooms: dict[str, Any] | None = None  # the scope's whole room map, when it changed
-    touched: list[int] = field(default_factory=list)  # ids of the rows written or removed
-    # the long-term map, its deltas and keyframe evidence: id -> row (None: delete the row)
-    prior: dict[int, dict[str, Any] | None] = field(default_factory=dict)
-    deltas: dict[int, dict[str, Any]] = field(default_factory=dict)
-    keyframes: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
 
 
 class RowsRejected(IntegrityError):

@@ -26,7 +26,7 @@ from locimem.model import (
     TombstoneState,
 )
 from locimem.model.prior import Delta, PriorEntry
-from locimem.store.base import RowChanges
+from locimem.model.rows import RowChanges
 from locimem.tracker.state import MemoryState, keyframes_of
 
 TOMB_KEY = "tomb:"  # rejection key prefix of a sighting suppressed by a tombstone

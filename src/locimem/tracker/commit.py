@@ -27,8 +27,8 @@ from typing import Any
 from locimem.config import TrackerConfig
 from locimem.evidence.keyframes import could_join, offer, sighted_candidate, visibilities
 from locimem.model import Camera, Event, EventKind, Observation, Record
+from locimem.model.rows import RowChanges
 from locimem.scene.relations import RelationChange
-from locimem.store.base import RowChanges
 from locimem.tracker.apply import Touched, apply
 from locimem.tracker.deltas import detect as detect_deltas
 from locimem.tracker.state import MemoryState

@@ -11,22 +11,47 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
 
 from locimem.config import TrackerConfig
 from locimem.errors import LocimemError, damaged_store
 from locimem.gcpause import gc_paused
-from locimem.model import ObjectState
+from locimem.model import Event, ObjectState, Record, RejectionState, TombstoneState
 from locimem.model.prior import Delta, PriorEntry
 from locimem.scene.rooms import RoomMap
 from locimem.tracker.apply import EPOCH_KINDS, apply_epoch, replay
 from locimem.tracker.state import MemoryState, keyframes_of
 
-if TYPE_CHECKING:  # the tracker needs only the protocol's shape, not a backend
-    from locimem.store.base import Store
+__all__ = ["StateSource", "gc_paused", "load_state", "replay_objects", "replay_stale_cache"]
 
-__all__ = ["gc_paused", "load_state", "replay_objects", "replay_stale_cache"]
+
+class StateSource(Protocol):
+    """The reads a state is loaded from: the part of :class:`locimem.store.base.Store` the
+    tracker needs. The tracker defines it so that it never imports a store; every store has
+    this shape (the store's contract documents each method)."""
+
+    path: str
+    read_only: bool
+
+    def snapshot_read(self) -> AbstractContextManager[None]: ...
+    def cache_stale(self) -> bool: ...
+    def rewrite_cache(self, objects: Mapping[str, Iterable[ObjectState]]) -> None: ...
+    def scopes(self) -> list[str]: ...
+    def counters(self, scope: str | None = None) -> tuple[int, int, int]: ...
+    def last_commit_time(self, scope: str) -> float | None: ...
+    def latest_checkpoint(self, scope: str, until_commit: int | None = None
+                          ) -> tuple[int, dict[str, Any]] | None: ...
+    def iter_log(self, scope: str, *, after_commit: int = 0,
+                 until_commit: int | None = None) -> Iterator[Record]: ...
+    def events(self, scope: str, *, kind: Sequence[str] | None = None) -> list[Event]: ...
+    def feature_dim(self, scope: str) -> int | None: ...
+    def load_objects(self, scope: str) -> list[ObjectState]: ...
+    def load_tombstones(self, scope: str) -> dict[int, TombstoneState]: ...
+    def load_rejections(self, scope: str) -> dict[str, RejectionState]: ...
+    def load_rooms(self, scope: str) -> dict[str, Any] | None: ...
+    def load_json_rows(self, table: str, scope: str) -> dict[int, Any]: ...
 
 
 # what a record that decodes but cannot be applied raises (an event's data missing a key or
@@ -36,7 +61,7 @@ _UNAPPLIABLE = (KeyError, ValueError, TypeError, IndexError, AttributeError, Ari
 
 
 @contextlib.contextmanager
-def _reading(store: Store, scope: str) -> Iterator[None]:
+def _reading(store: StateSource, scope: str) -> Iterator[None]:
     """Reading ``scope``'s state: a record that cannot be applied is a
     :class:`~locimem.errors.CorruptStore` naming ``locimem validate`` (the store itself turns
     the damage it meets decoding into one) — the one place a state is read, for an open, a
@@ -51,7 +76,7 @@ def _reading(store: Store, scope: str) -> Iterator[None]:
                             ) from exc
 
 
-def replay_objects(store: Store, scope: str) -> list[ObjectState]:
+def replay_objects(store: StateSource, scope: str) -> list[ObjectState]:
     """The objects of ``scope`` as its log says: ``apply`` over every record after the newest
     checkpoint, starting from that checkpoint's state. Only ``apply`` runs — the records carry
     every decision, so no config is read (the loss deadline is irrelevant: nothing decides)."""
@@ -59,7 +84,7 @@ def replay_objects(store: Store, scope: str) -> list[ObjectState]:
         return _replay_objects(store, scope)
 
 
-def _replay_objects(store: Store, scope: str) -> list[ObjectState]:
+def _replay_objects(store: StateSource, scope: str) -> list[ObjectState]:
     state = MemoryState()
     after = 0
     checkpoint = store.latest_checkpoint(scope)
@@ -71,7 +96,7 @@ def _replay_objects(store: Store, scope: str) -> list[ObjectState]:
     return list(state.objects.values())
 
 
-def replay_stale_cache(store: Store) -> bool:
+def replay_stale_cache(store: StateSource) -> bool:
     """If ``store`` (opened writable) says its cache is stale, replay every scope's log and
     rewrite its materialised objects, clearing the flag — one transaction for all scopes.
     Returns whether it did."""
@@ -81,7 +106,7 @@ def replay_stale_cache(store: Store) -> bool:
     return True
 
 
-def load_state(store: Store, scope: str, config: TrackerConfig, *, from_log: bool,
+def load_state(store: StateSource, scope: str, config: TrackerConfig, *, from_log: bool,
                until_commit: int | None = None) -> MemoryState:
     """The state of ``scope``: from the materialised rows (``from_log=False``: the fast path
     every open takes), or by replaying the record from the newest checkpoint at or before
@@ -92,7 +117,7 @@ def load_state(store: Store, scope: str, config: TrackerConfig, *, from_log: boo
         return _read_state(store, scope, config, from_log, until_commit)
 
 
-def _read_state(store: Store, scope: str, config: TrackerConfig, from_log: bool,
+def _read_state(store: StateSource, scope: str, config: TrackerConfig, from_log: bool,
                 until_commit: int | None) -> MemoryState:
     lost_after = config.lost_after_s
     cell = config.drift_radius_m

@@ -57,8 +57,8 @@ from typing import Any
 from locimem.errors import InvalidInput
 from locimem.files import new_file
 from locimem.frames import FRAME_NAME, frame_note, memory_epoch
+from locimem.language.hedge import sanitize
 from locimem.model import ObjectStatus, TrackedObject
-from locimem.query.hedge import sanitize
 from locimem.query.reader import MemoryReader, RoomInfo
 from locimem.times import looks_unix
 from locimem.viz._map_page import PAGE, SCRIPT

@@ -52,8 +52,8 @@ from typing import Any
 from locimem.errors import InvalidInput, LocimemError
 from locimem.files import new_file
 from locimem.frames import frame_note, memory_epoch
+from locimem.language.hedge import sanitize
 from locimem.model import Event, EventKind, ScanResult, TrackedObject
-from locimem.query.hedge import sanitize
 from locimem.query.reader import MemoryReader, RoomInfo
 from locimem.times import looks_unix
 from locimem.viz.map import check_output_path

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from locimem.errors import InvalidInput, NotFound
+from locimem.language.hedge import sanitize
 from locimem.model import Commit, Event, EventKind, ObjectStatus, TrackedObject
-from locimem.query.hedge import sanitize
 from locimem.query.reader import MemoryReader, RoomInfo
 from locimem.query.views import view
 from locimem.times import time_text

@@ -3,7 +3,7 @@ streamable HTTP transport.
 
 ``locimem mcp STORE [--scope S] [--allow-writes] [--http HOST:PORT [--allow-remote]
 [--token-file PATH] [--allowed-host NAME[:PORT]]]`` runs it; the HTTP rules (loopback unless
-told, a bearer token, the Host/Origin check) are :mod:`locimem.agent.mcp_http`'s. It needs
+told, a bearer token, the Host/Origin check) are :mod:`locimem.mcp.http`'s. It needs
 the official MCP Python SDK, 2.x (the ``mcp`` extra: ``pip install 'locimem[mcp]'``), whose
 high-level server class is ``MCPServer``. The server reports its name and locimem's version.
 
@@ -31,8 +31,8 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from locimem.agent.mcp_http import url_of
 from locimem.errors import LocimemError, ToolError
+from locimem.mcp.http import url_of
 
 if TYPE_CHECKING:
     from locimem.memory import ObjectMemory
@@ -339,7 +339,7 @@ def serve_http(path: str | os.PathLike[str], scope: str = "default", allow_write
                ready: Callable[[str], None] | None = None) -> None:
     """Serve the memory of ``scope`` over the SDK's streamable HTTP transport at
     ``http://HOST:PORT/mcp`` until interrupted (read-only unless ``allow_writes``), under the
-    rules of :mod:`locimem.agent.mcp_http`.
+    rules of :mod:`locimem.mcp.http`.
 
     ``host`` must be loopback unless ``allow_remote``, which needs a ``token``; with a token
     every request must carry ``Authorization: Bearer <token>``. The SDK's Host/Origin check is
@@ -351,8 +351,8 @@ def serve_http(path: str | os.PathLike[str], scope: str = "default", allow_write
     anything is opened when a rule is broken, :class:`~locimem.errors.LocimemError` when the
     address cannot be listened on.
     """
-    from locimem.agent.mcp_http import allowed_hosts as hosts_for
-    from locimem.agent.mcp_http import check_bind, listen_socket
+    from locimem.mcp.http import allowed_hosts as hosts_for
+    from locimem.mcp.http import check_bind, listen_socket
 
     extra = list(allowed_hosts)
     check_bind(host, allow_remote=allow_remote, token=token, allowed_hosts=extra)
@@ -389,7 +389,7 @@ def _http_app(server: Any, hosts: list[str], token: str | None) -> Any:
     when there is a token."""
     from mcp.server.transport_security import TransportSecuritySettings
 
-    from locimem.agent.mcp_http import BearerGate, allowed_origins
+    from locimem.mcp.http import BearerGate, allowed_origins
 
     security = TransportSecuritySettings(enable_dns_rebinding_protection=True,
                                          allowed_hosts=hosts,

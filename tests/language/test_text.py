@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from locimem.query.text import (
+from locimem.language.text import (
     LabelMatcher,
     categories_in,
     fold,

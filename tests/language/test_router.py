@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 
 from locimem.errors import InvalidInput
-from locimem.query.router import Intent, IntentKind, Vocabulary, parse, parse_duration, parse_time
+from locimem.language.router import (
+    Intent,
+    IntentKind,
+    Vocabulary,
+    parse,
+    parse_duration,
+    parse_time,
+)
 
 LABELS = ["kitchen table", "table", "cup", "mug", "sink", "drawer", "phone", "chair", "tray",
           "shelf", "counter", "bed", "sofa", "remote", "key"]

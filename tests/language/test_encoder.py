@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from locimem.errors import InvalidInput, LocimemError
-from locimem.query import encoder as enc
-from locimem.query.encoder import (
+from locimem.language import encoder as enc
+from locimem.language.encoder import (
     Encoder,
     EncoderUnavailable,
     HashingEncoder,
@@ -99,8 +99,8 @@ def test_missing_onnxruntime_raises_a_locimem_error(monkeypatch: pytest.MonkeyPa
 def test_core_does_not_import_onnxruntime() -> None:
     import subprocess
 
-    code = ("import sys, locimem, locimem.query.encoder, locimem.query.text, "
-            "locimem.query.router, locimem.index.vectors, locimem.scene.rooms, "
+    code = ("import sys, locimem, locimem.language.encoder, locimem.language.text, "
+            "locimem.language.router, locimem.index.vectors, locimem.scene.rooms, "
             "locimem.scene.relations; "
             "print(sorted(m for m in ('onnxruntime', 'usearch') if sys.modules.get(m)))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

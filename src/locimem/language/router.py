@@ -36,7 +36,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from locimem.errors import InvalidInput
-from locimem.query.text import fold, words
+from locimem.language.text import fold, words
 
 __all__ = ["Intent", "IntentKind", "Vocabulary", "parse", "parse_duration", "parse_time"]
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from locimem import Detection, ObjectMemory
-from locimem.agent.mcp_server import StoreHandle
 from locimem.agent.tools import ToolRegistry
+from locimem.mcp.server import StoreHandle
 from tests import pg
 
 CUP = Detection("cup", 0.95, (1.0, 1.0, 0.9), (0.1, 0.1, 0.1))

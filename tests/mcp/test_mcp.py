@@ -21,7 +21,7 @@ anyio = pytest.importorskip("anyio")
 from mcp import Client, StdioServerParameters  # noqa: E402
 
 import locimem  # noqa: E402
-from locimem.agent.mcp_server import OUTPUT_SCHEMA, build_server  # noqa: E402
+from locimem.mcp.server import OUTPUT_SCHEMA, build_server  # noqa: E402
 
 
 def run(coro_fn, *args):

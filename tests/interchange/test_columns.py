@@ -129,19 +129,20 @@ def directory(tmp_path_factory):
 
 @pytest.mark.parametrize("batch", [1, 2, 3, 7, 10_000])
 def test_import_in_batches_of_any_size_round_trips(directory, tmp_path, monkeypatch, batch):
-    from locimem.interchange import load
+    from locimem.interchange import load, rows_in
     from locimem.interchange.export import export_memory, import_memory
 
     monkeypatch.setattr(load, "BATCH_ROWS", batch)
+    monkeypatch.setattr(rows_in, "BATCH_ROWS", batch)
     taken = []
-    real = load._RowReader._batch
+    real = rows_in.RowReader._batch
 
     def spy(self, lines):
         rows = real(self, lines)
         taken.append(rows is not None)
         return rows
 
-    monkeypatch.setattr(load._RowReader, "_batch", spy)
+    monkeypatch.setattr(rows_in.RowReader, "_batch", spy)
     import_memory(directory, tmp_path / "m.loci")
     assert any(taken)  # the column path took batches
     export_memory(tmp_path / "m.loci", tmp_path / "again", scope="home")
@@ -187,10 +188,11 @@ def test_a_bad_value_in_any_batch_is_refused_at_its_line(directory, tmp_path, mo
                                                          batch, line, column, value, match):
     import shutil
 
-    from locimem.interchange import load
+    from locimem.interchange import load, rows_in
     from locimem.interchange.export import import_memory
 
     monkeypatch.setattr(load, "BATCH_ROWS", batch)
+    monkeypatch.setattr(rows_in, "BATCH_ROWS", batch)
     copy = tmp_path / "forged"
     shutil.copytree(directory, copy)
     path = copy / "log" / "observations.jsonl"
@@ -266,10 +268,11 @@ def test_a_row_broken_across_lines_is_refused_even_when_the_count_adds_up(
     objects as lines — and is still refused at the broken line."""
     import shutil
 
-    from locimem.interchange import load
+    from locimem.interchange import load, rows_in
     from locimem.interchange.export import import_memory
 
     monkeypatch.setattr(load, "BATCH_ROWS", batch)
+    monkeypatch.setattr(rows_in, "BATCH_ROWS", batch)
     copy = tmp_path / "forged"
     shutil.copytree(directory, copy)
     path = copy / "log" / "observations.jsonl"
@@ -292,10 +295,11 @@ def test_a_row_the_schema_refuses_is_named_by_its_line(directory, tmp_path, monk
     with no object) is named by its line, from any batch."""
     import shutil
 
-    from locimem.interchange import load
+    from locimem.interchange import load, rows_in
     from locimem.interchange.export import import_memory
 
     monkeypatch.setattr(load, "BATCH_ROWS", batch)
+    monkeypatch.setattr(rows_in, "BATCH_ROWS", batch)
     copy = tmp_path / "forged"
     shutil.copytree(directory, copy)
     path = copy / "log" / "observations.jsonl"

@@ -27,13 +27,13 @@ from locimem.errors import (
     SchemaVersionError,
     StoreLocked,
 )
+from locimem.interchange.restore import restore
 from locimem.interchange.snapshot import (
     HEADER_BYTES,
     MAGIC,
     PAYLOAD_OFFSET,
     SnapshotInfo,
     read_info,
-    restore,
     snapshot,
 )
 from locimem.store.sqlite.schema import SCHEMA_VERSION

@@ -18,12 +18,13 @@ import pytest
 from locimem import Camera, Detection, ObjectMemory
 from locimem.check import MAX_FEATURE_DIM
 from locimem.errors import IntegrityError, InvalidInput
+from locimem.interchange import restore as restore_module
 from locimem.interchange import snapshot as snapshot_module
+from locimem.interchange.restore import restore
 from locimem.interchange.snapshot import (
     HEADER_BYTES,
     MAGIC,
     SnapshotInfo,
-    restore,
     snapshot,
 )
 from tests.helpers import det
@@ -133,12 +134,12 @@ def test_a_gzip_bomb_is_stopped_in_its_first_chunk(tmp_path):
             handle.write = counted  # type: ignore[method-assign]
         return handle
 
-    snapshot_module.open = spy_open  # type: ignore[attr-defined]
+    restore_module.open = spy_open  # type: ignore[attr-defined]
     try:
         with pytest.raises(IntegrityError, match="not a SQLite database"):
             restore(bomb, tmp_path / "out.loci")
     finally:
-        del snapshot_module.open  # type: ignore[attr-defined]
+        del restore_module.open  # type: ignore[attr-defined]
     assert sum(written) <= snapshot_module.CHUNK_BYTES
     assert sorted(os.listdir(tmp_path)) == ["bomb.loci-snapshot"]
 
@@ -163,7 +164,7 @@ def test_restore_refuses_what_the_disk_cannot_hold_before_writing(tmp_path, monk
     info = _small_archive(tmp_path)
     before = sorted(os.listdir(tmp_path))
     usage = type("Usage", (), {"total": 10**12, "used": 0, "free": info.size})
-    monkeypatch.setattr(snapshot_module.shutil, "disk_usage", lambda path: usage)
+    monkeypatch.setattr(restore_module.shutil, "disk_usage", lambda path: usage)
     with pytest.raises(InvalidInput, match="free"):
         restore(info.path, tmp_path / "out.loci")
     assert sorted(os.listdir(tmp_path)) == before

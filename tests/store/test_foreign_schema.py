@@ -17,7 +17,8 @@ from locimem.cli import main
 from locimem.errors import CorruptStore, IntegrityError
 from locimem.interchange.export import export_memory
 from locimem.interchange.load import import_memory
-from locimem.interchange.snapshot import restore, snapshot
+from locimem.interchange.restore import restore
+from locimem.interchange.snapshot import snapshot
 from locimem.interchange.validate import validate_store
 from locimem.store.sqlite.schema import SCHEMA_VERSION, expected_schema
 from tests.helpers import det

@@ -322,7 +322,7 @@ def parser_restore(sub: Sub) -> None:
 
 
 def cmd_restore(args: argparse.Namespace) -> int:
-    from locimem.interchange.snapshot import restore
+    from locimem.interchange.restore import restore
 
     info = restore(args.archive, args.store, force=args.force, progress=progress(args))
     document(args, {"store": args.store, "archive": str(info.path), "sha256": info.sha256,

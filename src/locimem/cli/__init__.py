@@ -1,8 +1,9 @@
 """The ``locimem`` command line. Every command has ``--help``.
 
 One module per kind of command — :mod:`~locimem.cli.read` (questions and the record),
-:mod:`~locimem.cli.correct` (corrections), :mod:`~locimem.cli.files` (interchange and
-maintenance), :mod:`~locimem.cli.run` (demo, benchmarks, the MCP server) — each with one
+:mod:`~locimem.cli.correct` (corrections), :mod:`~locimem.cli.rooms` (rooms),
+:mod:`~locimem.cli.files` (interchange and maintenance), :mod:`~locimem.cli.ingest`
+(recordings in), :mod:`~locimem.cli.run` (demo, benchmarks, the MCP server) — each with one
 parser-building function per command; :mod:`~locimem.cli.common` opens the store a command
 names (its scope resolved and checked) and prints the one output contract.
 """
@@ -16,7 +17,7 @@ import sqlite3
 import sys
 from collections.abc import Sequence
 
-from locimem.cli import correct, files, read, rooms, run
+from locimem.cli import correct, files, ingest, read, rooms, run
 from locimem.cli.text import format_event
 from locimem.errors import LocimemError
 
@@ -69,7 +70,7 @@ audit and history, one JSON document for everything else.
 """
 
 PARSERS = (*run.PARSERS[:1], *read.PARSERS, *correct.PARSERS, *rooms.PARSERS, *files.PARSERS,
-           *run.PARSERS[1:])
+           *ingest.PARSERS, *run.PARSERS[1:])
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -12,8 +12,9 @@ import math
 import pytest
 
 from locimem.errors import IntegrityError
-from locimem.interchange.directory import TABLES, _encode_value, _line
-from locimem.interchange.export import _BatchEncoder, _encode_line
+from locimem.interchange.directory import TABLES, _encode_value
+from locimem.interchange.rows_out import _BatchEncoder, _encode_line
+from locimem.interchange.signing import canonical_line as _line
 
 COMMITS = next(t for t in TABLES if t.name == "commits")
 EVENTS = next(t for t in TABLES if t.name == "events")
@@ -247,7 +248,7 @@ def test_columns_fine_is_never_looser_than_row_problem(directory):
     (1.5, "1.5", 0.5, "a,b") * 40,
 ])
 def test_repeating_columns_have_each_value_own_text(column):
-    from locimem.interchange.export import _column_texts
+    from locimem.interchange.rows_out import _column_texts
 
     assert _column_texts(column) == [_encode_value(v) for v in column]
 

@@ -92,7 +92,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import hmac
 import json
 import math
 import os
@@ -113,6 +112,14 @@ from locimem.errors import (
     SchemaVersionError,
 )
 from locimem.files import check_regular
+from locimem.interchange.signing import (
+    CANONICAL_JSON as _LINE,
+)
+from locimem.interchange.signing import (
+    _check_signature,
+    _manifest_digest,
+    check_hmac_key,
+)
 from locimem.jsontext import one_shot
 from locimem.memory.base import MAX_STORE_ID
 from locimem.model import Event, EventKind
@@ -139,13 +146,9 @@ MAX_IMPORT_ID = MAX_STORE_ID
 in every language. It is also the largest id a store writes (a commit that would pass it is
 refused, see :data:`locimem.memory.base.MAX_STORE_ID`), so every export of every scope of a
 store imports again — even of a store that imported a directory at the ceiling."""
-MIN_HMAC_KEY_BYTES = 16
 _AGAIN = "export the memory again, or copy the directory again from where it was made"
 
 
-_LINE = json.JSONEncoder(sort_keys=True, separators=(",", ":"), allow_nan=False,
-                         ensure_ascii=False)
-_line = _LINE.encode
 
 
 _encode_value = one_shot(_LINE)
@@ -308,49 +311,6 @@ class _Ticks:
         if self._steps is not None:
             for _ in self._steps:  # the bar finishes (and prints its newline)
                 pass
-
-
-def _manifest_digest(manifest: dict[str, Any]) -> str:
-    body = {k: v for k, v in manifest.items() if k != "manifest_sha256"}
-    return hashlib.sha256(_line(body).encode()).hexdigest()
-
-
-def check_hmac_key(key: Any) -> bytes:
-    """An HMAC key: bytes, at least :data:`MIN_HMAC_KEY_BYTES` long."""
-    if not isinstance(key, (bytes, bytearray)):
-        raise InvalidInput(f"hmac_key must be bytes, got {type(key).__name__}")
-    if len(key) < MIN_HMAC_KEY_BYTES:
-        raise InvalidInput(f"hmac_key must be at least {MIN_HMAC_KEY_BYTES} bytes, got "
-                           f"{len(key)}")
-    return bytes(key)
-
-
-def manifest_signature(manifest: dict[str, Any], key: bytes) -> str:
-    """HMAC-SHA256 (hex) of the manifest's canonical JSON without ``hmac_sha256`` and
-    ``manifest_sha256``. The manifest lists the SHA-256 of every file, so the signature covers
-    the whole directory."""
-    body = {k: v for k, v in manifest.items() if k not in ("manifest_sha256", "hmac_sha256")}
-    return hmac.new(key, _line(body).encode(), hashlib.sha256).hexdigest()
-
-
-def _check_signature(path: Path, doc: dict[str, Any], key: bytes | None) -> None:
-    where = repr(str(path))
-    signature = doc.get("hmac_sha256")
-    if signature is None:
-        if key is not None:
-            raise IntegrityError(f"memory directory {where} is not signed, but an HMAC key was "
-                                 "given: it was not exported with that key (or its signature "
-                                 "was removed); nothing was imported")
-        return
-    if key is None:
-        raise IntegrityError(f"memory directory {where} is signed (HMAC-SHA256); pass the key "
-                             "it was exported with (hmac_key=, or --hmac-key-file) to import "
-                             "it; nothing was imported")
-    if not isinstance(signature, str) or not hmac.compare_digest(
-            signature, manifest_signature(doc, key)):
-        raise IntegrityError(f"memory directory {where}: its signature does not match the HMAC "
-                             "key given — it was signed with another key, or changed after it "
-                             "was signed; nothing was imported")
 
 
 def _fsync_directory(path: Path) -> None:

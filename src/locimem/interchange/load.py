@@ -42,7 +42,6 @@ from locimem.interchange.directory import (
     Manifest,
     Progress,
     _fsync_directory,
-    _line,
     _loads,
     _Table,
     _Ticks,
@@ -50,6 +49,7 @@ from locimem.interchange.directory import (
     verify_directory,
 )
 from locimem.interchange.rows_in import ID_COLUMNS, NpyReader, RowReader
+from locimem.interchange.signing import canonical_line as _line
 from locimem.interchange.store_file import _read_only, _store_version
 from locimem.store.base import RowsRejected, is_postgres_url
 from locimem.store.sqlite import SQLiteStore

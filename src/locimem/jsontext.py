@@ -1,5 +1,6 @@
 """Compact JSON text made fast: a :class:`json.JSONEncoder`'s ``encode`` without the C encoder
-``JSONEncoder.encode`` builds on every call.
+``JSONEncoder.encode`` builds on every call; and JSON values rounded for a person to read
+(:func:`rounded`).
 
 Every JSON column a scan writes (label masses, beliefs, event data) is a small value, and for
 a small value most of ``encode``'s cost is making a fresh C encoder (about 0.7 of its 1.6 µs
@@ -9,10 +10,11 @@ here). :func:`one_shot` makes that encoder once, with the same settings, and cal
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["one_shot"]
+__all__ = ["one_shot", "rounded"]
 
 
 def one_shot(encoder: json.JSONEncoder) -> Callable[[Any], str]:
@@ -36,3 +38,14 @@ def one_shot(encoder: json.JSONEncoder) -> Callable[[Any], str]:
         return "".join(make(value, 0))
 
     return encode
+
+
+def rounded(value: Any, digits: int = 4) -> Any:
+    """``value`` with every float rounded (for a person reading JSON: no 0.30000000000000004)."""
+    if isinstance(value, float):
+        return round(value, digits) if math.isfinite(value) else value
+    if isinstance(value, dict):
+        return {k: rounded(v, digits) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [rounded(v, digits) for v in value]
+    return value

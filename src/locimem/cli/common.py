@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from locimem.errors import NotFound, ScopeError
+from locimem.jsontext import rounded as rounded  # (re-exported: the commands use it)
 from locimem.language.hedge import sanitize
 from locimem.times import time_text as time_text  # (re-exported: the commands use it)
 
@@ -158,17 +158,6 @@ def _plain(value: Any) -> Any:
     if hasattr(value, "value"):  # enums
         return value.value
     raise TypeError(f"{type(value).__name__} is not JSON serialisable")
-
-
-def rounded(value: Any, digits: int = 4) -> Any:
-    """``value`` with every float rounded (for a person reading JSON: no 0.30000000000000004)."""
-    if isinstance(value, float):
-        return round(value, digits) if math.isfinite(value) else value
-    if isinstance(value, dict):
-        return {k: rounded(v, digits) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [rounded(v, digits) for v in value]
-    return value
 
 
 def place(c: Sequence[float]) -> str:

@@ -21,14 +21,12 @@ import colorsys
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
 
 from locimem.errors import InvalidInput, NotFound
-from locimem.language.hedge import sanitize
+from locimem.language.events import short_line as event_text
 from locimem.model import Commit, Event, EventKind, ObjectStatus, TrackedObject
 from locimem.query.reader import MemoryReader, RoomInfo
 from locimem.query.views import view
-from locimem.times import time_text
 from locimem.tracker.apply import apply
 from locimem.tracker.state import MemoryState
 
@@ -178,36 +176,6 @@ def yaw_of(orientation: tuple[float, float, float, float] | None) -> float:
         return 0.0
     w, x, y, z = orientation
     return math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
-
-
-def _place(c: Any) -> str:
-    return f"({c[0]:.2f}, {c[1]:.2f}, {c[2]:.2f})"
-
-
-def event_text(ev: Event) -> str:
-    """One short, sanitised line for a story event ("MOVED #3 cup (1.20, 1.40, 0.80) -> ...")."""
-    d = ev.data
-    head = f"{ev.kind.value} #{ev.object_id} {sanitize(ev.label)}"
-    if ev.kind in (EventKind.ROOM_DEFINED, EventKind.ROOM_REMOVED):
-        return f"{ev.kind.value} {sanitize(str(d.get('name', '')))}"
-    if ev.kind is EventKind.ROOMS_CONNECTED:
-        return f"{ev.kind.value} {sanitize(str(d.get('a', '')))} <-> " \
-               f"{sanitize(str(d.get('b', '')))}"
-    if ev.kind is EventKind.APPEARED and "center" in d:
-        return f"{head} at {_place(d['center'])}"
-    if ev.kind is EventKind.MOVED:
-        return f"{head} {_place(d['from'])} -> {_place(d['to'])} ({d['distance_m']:.2f} m)"
-    if ev.kind is EventKind.REANCHORED:
-        return f"{head} {_place(d['from'])} -> {_place(d['to'])} (pose correction)"
-    if ev.kind is EventKind.LABEL_CHANGED:
-        return f"{head}: label {sanitize(str(d['from']))!r} -> {sanitize(str(d['to']))!r}"
-    if ev.kind is EventKind.LOST and "last_seen" in d:
-        return f"{head}: unseen since {time_text(d['last_seen'], ms=False, digits=1)}"
-    if ev.kind is EventKind.REACQUIRED and "gap_s" in d:
-        return f"{head}: seen again after {d['gap_s']:.1f} s"
-    if ev.kind is EventKind.CORRECTED and "field" in d:
-        return f"{head}: {sanitize(str(d['field']))} corrected"
-    return head
 
 
 def move_of(ev: Event) -> tuple[tuple[float, float, float], tuple[float, float, float]] | None:

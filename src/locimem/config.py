@@ -7,8 +7,11 @@ the same memory. The config only shapes *new* decisions and how beliefs are read
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
+import warnings
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -34,6 +37,7 @@ class Knob:
     hi: float
     unit: str
     doc: str
+    group: str  # the concern it belongs to: a key of GROUPS
 
     def range_text(self) -> str:
         """``[0.001, 10] m``: the range as messages and docs show it."""
@@ -46,9 +50,27 @@ def number_text(x: float) -> str:
     return f"{x:.6g}".replace("e+0", "e").replace("e+", "e").replace("e-0", "e-")
 
 
-def knob(default: Any, lo: float, hi: float, unit: str, doc: str) -> Any:
+GROUPS: dict[str, str] = {
+    "association": "which detection is which object: the match radii, which detections count, "
+                   "the position filter, duplicates",
+    "belief": "existence as a decaying belief: how fast it falls, what a look that missed "
+              "says, when an object is published, doubted and lost",
+    "lifecycle": "promotion, re-acquisition, moves nobody watched, held sightings, a person's "
+                 "corrections",
+    "appearance": "matching by embedding (feature) likeness",
+    "prior": "differences from a prior map (deltas)",
+    "retention": "the evidence kept per object",
+    "relations": "the geometric predicates on, in, under, next_to and near",
+}
+"""The groups of settings, by concern: each knob names one (a TOML table, a ``--set GROUP.``
+prefix, a section of docs/configuration.md)."""
+
+
+def knob(default: Any, lo: float, hi: float, unit: str, doc: str, *, group: str) -> Any:
     """A config field with its :class:`Knob` (``field(metadata={"knob": ...})``)."""
-    return field(default=default, metadata={"knob": Knob(lo, hi, unit, doc)})
+    if group not in GROUPS:
+        raise ValueError(f"no group {group!r}")  # a declaration's typo, at import
+    return field(default=default, metadata={"knob": Knob(lo, hi, unit, doc, group)})
 
 
 def knobs(kind: type) -> list[tuple[str, str, Any, Knob]]:
@@ -87,25 +109,27 @@ class RelationConfig:
     """
 
     on_gap_m: float = knob(0.05, 0.001, 10.0, "m", "a box at most this far above or into "
-                           "another's top is on it")
+                           "another's top is on it", group="relations")
     on_min_overlap: float = knob(0.3, 1e-9, 1.0, "", "share of its footprint over the other's "
-                                 "top for on")
+                                 "top for on", group="relations")
     under_clearance_m: float = knob(0.1, 0.001, 10.0, "m", "a box this far below a surface's "
-                                    "top is sheltered under it")
+                                    "top is sheltered under it", group="relations")
     under_max_gap_m: float = knob(1.0, 0.001, 100.0, "m", "the highest gap below a box for "
-                                  "under")
+                                  "under", group="relations")
     under_min_overlap: float = knob(0.3, 1e-9, 1.0, "", "share of its footprint beneath the "
-                                    "other for under")
+                                    "other for under", group="relations")
     in_min_fraction: float = knob(0.6, 1e-9, 1.0, "", "share of its volume inside the other "
-                                  "for in")
+                                  "for in", group="relations")
     support_tol_m: float = knob(0.1, 0.001, 10.0, "m", "bottoms within this stand on one "
-                                "level (next_to)")
+                                "level (next_to)", group="relations")
     next_to_gap_m: float = knob(0.3, 0.001, 10.0, "m", "the widest gap between boxes for "
-                                "next_to")
+                                "next_to", group="relations")
     next_to_max_overlap: float = knob(0.5, 1e-9, 1.0, "", "the most footprint overlap for "
-                                      "next_to")
-    near_m: float = knob(1.0, 0.001, 100.0, "m", "centres closer than this are near")
-    report_delta: float = knob(0.1, 0.0, 1.0, "", "confidence change reported as changed")
+                                      "next_to", group="relations")
+    near_m: float = knob(1.0, 0.001, 100.0, "m", "centres closer than this are near",
+                         group="relations")
+    report_delta: float = knob(0.1, 0.0, 1.0, "", "confidence change reported as changed",
+                               group="relations")
 
     def __post_init__(self) -> None:
         _check_knobs(self)
@@ -122,221 +146,127 @@ class RelationConfig:
 
 
 
-_NESTED = {"relations": RelationConfig}
 
 
 @dataclass(frozen=True, slots=True)
 class TrackerConfig:
-    """Association, belief and lifecycle thresholds.
+    """The tracker's settings, by concern (:data:`GROUPS`): association, belief, lifecycle,
+    appearance, prior, retention, and ``relations`` (a :class:`RelationConfig`).
 
-    Association is one assignment problem per scan (one detection per object, one object per
-    detection). The tiers say which pairs are allowed, and name how a detection was matched:
-
-    1. *track*: the detection carries the perception ``track_id`` the object last had, and lies
-       within ``drift_radius_m`` of it.
-    2. *tight*: a live object within ``tight_radius_m``, whatever its label.
-    3. *drift*: a live object within ``drift_radius_m`` whose voted label is the detection's,
-       or whose embedding is the clear best match (cosine >= ``feature_match_min``, plus
-       ``feature_label_strict`` when the labels disagree, and ``feature_margin`` above the
-       second-best candidate). Both having embeddings, a cosine below ``feature_match_min``
-       rules a drift or re-acquisition pair out.
-    4. *reacquire*: an object lost at most ``reacquire_window_s`` ago (or, when both carry
-       embeddings with cosine >= ``feature_match_min``, ``feature_reacquire_window_s`` ago),
-       within ``drift_radius_m`` and with the same voted label (or within ``tight_radius_m``).
-    5. *appearance*: a detection left unmatched whose embedding picks out one object anywhere
-       (cosine >= ``feature_match_min + feature_label_strict``, ``feature_margin`` above every
-       other object — twice that when the detection's label is one the object was never seen
-       under).
-
-    A low cosine (below ``feature_match_min``) does not rule out a same-label object within
-    half the tight radius (one thing seen again, whatever a noisy embedding says), but does
-    beyond it: a look-alike neighbour 10-20 cm away is another thing — and so, even within
-    it, is one whose cosine is below ``feature_unlike_max`` (0.5: nearer orthogonal than
-    alike).
-
-    Moves nobody watched: an identity whose place was found empty (doubted, or lost at most
-    ``relocate_window_s`` ago) and a new identity with its label elsewhere, first seen after
-    it was last seen and never beside it, are one object that moved when no other candidate
-    of that label is unaccounted for (embeddings pick among several; with embeddings on both
-    sides the one taken must have a cosine of at least ``feature_match_min +
-    feature_label_strict``, else it is another thing): MERGED and MOVED. With
-    embeddings, the old place need not have been looked at: a new identity that settles
-    with an embedding picking out an unseen object of its label elsewhere (as the
-    *appearance* tier reads a detection's) is that object, moved. Such a move, told by looks
-    alone, is remembered (``moved_from``): a sighting back at the place it came from is
-    another thing of that make, with an identity of its own, not the object moving back.
-
-    Promotion: at the ``promote_after``-th detection; a detection in a scan that came with a
-    camera promotes at ``promote_after_camera`` once the detections' summed confidence reaches
-    ``promote_camera_min_mass`` (with see-through evidence a wrong publication is withdrawn
-    after a few looks, so less corroboration is needed up front — but three weak detections
-    at one place are not yet a thing); and a detection at or above ``promote_confidence`` in a
-    scan with a camera promotes at once (a detector that sure is rarely wrong, and the memory
-    should not wait for a second look the robot may not take for minutes; above 1: never).
-
-    Detections at or above ``new_object_min_confidence`` are matched first; the others
-    (ByteTrack's second pass) only to live objects left unmatched, and never create one: by
-    place, or, for the ``appearance_unsure_max`` most confident of them with an embedding, by
-    a clear likeness anywhere (the *appearance* tier over live objects; each such search is
-    one product over every object's embedding, about 1 ms at 100k objects of 128-d, so their
-    number a scan is bounded; 0: none).
-
-    Position: a constant-position Kalman filter. A sighting's noise is ``position_sigma_m``
-    plus ``position_sigma_per_m`` per metre from the camera; the estimate tightens with every
-    sighting (its information capped at ``position_info_max`` sightings, so a slow drift is
-    still followed), and a sighting beyond three standard deviations of the innovation takes
-    at least ``position_alpha`` (something nudged it). A far sighting (beyond the tight
-    radius) of a promoted object is *held* (weight
-    0: it refreshes the object without moving it) when it is suspect — its box is more than
-    ``suspect_size_ratio`` times the object's size, a live object with the same label is
-    nearer to it, or the scan has a camera that had the object's place in view and did not see
-    it empty.
-    ``move_confirm_after`` consistent held sightings (within half the tight radius of each
-    other) within ``held_window_s`` confirm a move
-    (or, when the object was also seen at its place meanwhile, split off a new identity).
-
-    Belief: ``confidence = exp(-A / tau_s - U / tau_unseen_s)``, with ``A`` the evidence of
-    absence since the last sighting (in seconds of ``tau_s``) and ``U`` the rest of the time.
-    Without a camera every second counts as absence (``A = t - last_seen``). With one,
-    ``exp(-A / tau_s)`` is the existence probability of a Bernoulli filter: each scan whose
-    camera had the object's place in view, not hidden, and did not detect it multiplies the odds
-    by ``1 - p`` (docs/architecture.md, "Belief"), ``p`` being the object's probability of
-    detection — learned from its own looks (Beta prior ``pd_prior`` with ``pd_prior_weight``
-    pseudo-looks), capped at ``pd_max``, and reduced when only part of the place was visible,
-    beyond ``range_edge`` of the range, or when the object subtends less than
-    ``small_angle_deg``. A place the depth image sees through (empty) multiplies the odds by
-    ``empty_likelihood`` besides, as far as its box surely lies on the object (its position
-    uncertainty against its smallest half-extent). Depth readings are compared with a
-    tolerance of ``depth_noise_m + depth_noise_per_m * range`` (``see_through_m``: how far
-    beyond its middle a surface must be for the place to read empty). A sighting restores
-    existence — read as 1 until the next miss — to log-odds of ``evidence_per_sighting`` per
-    sighting so far (times the sightings' mean confidence over ``promote_confidence``, at most
-    1: unsure sightings are less evidence), up to ``existence_max``. Published (``confirmed``)
-    when promoted and confidence >= ``publish_min``; ``lost`` once ``exp(-A / tau_s)`` falls
-    below ``lost_below`` (out-of-view time alone never loses an object) — except that a promoted
-    object the camera has seen in fewer than ``lost_min_sightings`` scans is only doubted by
-    looks that missed it, unless one saw its place through (its box, from so few sightings, may
-    not be where it stands, so a look "at" it may not have been). Publication is quicker to go
-    than existence: a published object is withdrawn (``doubted``) once
-    ``doubt_after_misses`` or more looks since its last sighting have multiplied the odds of
-    its existence by less than ``withdraw_ratio`` (0.003: two plain misses of a thing detected
-    95 % of the time; 0: never), though it is lost only at ``lost_below`` (a status only: the
-    tracker's own rules read doubted as below ``publish_min``). Every object that is not lost
-    is matchable, and a lost one stays re-acquirable for the window. A tentative object that
-    would be lost is ``EXPIRED`` instead.
-
-    Duplicates: two live identities with the same voted label whose boxes overlap by at least
-    ``merge_min_iou`` (3D IoU), never seen together in one scan, are merged into the older.
-
-    Governance: a person's ``relabel`` pins the label (the detector's votes are kept but do not
-    overturn it) when ``human_label_weight`` is None, or adds that much label mass otherwise.
-    A forgotten object seen again is suppressed; with ``revive_after`` = N, the N-th suppressed
-    sighting revives it instead. An object the camera looked at and missed
-    ``doubt_after_misses`` times in a row and is no longer confident enough to publish is
-    ``doubted``.
-
-    Prior map (see :meth:`ObjectMemory.load_prior`): an object settled more than
-    ``delta_move_m`` from its prior place opens a ``moved`` delta, a box more than
-    ``delta_size_ratio`` times larger or smaller on any axis a ``geometry`` one; a delta is
-    confirmed after ``delta_confirm_after`` supporting sightings (or looks that missed it).
-    Keyframes: up to ``keyframes_kept`` frames per object are kept as evidence.
-
-    Relations (on, in, under, next_to, near): the thresholds of their geometric predicates,
-    ``relations`` (a :class:`~locimem.scene.relations.RelationConfig`).
+    Each setting is declared once below with its range, unit, default, group and one line of
+    meaning; docs/configuration.md lists them by group, with what each group decides. Write
+    them grouped — ``TrackerConfig.from_dict({"belief": {"tau_s": 20.0}})``, a TOML
+    ``[belief]`` table, ``--set belief.tau_s=20`` — or, in Python, as keywords of the
+    dataclass (``TrackerConfig(tau_s=20.0)``; a setting's name is unique across groups).
+    The flat spellings of stored configs (a ``[tracker]`` table, flat ``from_dict`` keys,
+    ``--set tau_s=20``) still work and warn (:class:`DeprecationWarning`).
 
     >>> TrackerConfig(relations=RelationConfig(on_gap_m=0.08)).relations.on_gap_m
     0.08
+    >>> TrackerConfig.from_dict({"belief": {"tau_s": 20.0}}).tau_s
+    20.0
     """
 
     # Each range keeps the arithmetic finite: e.g. tau_s divides times and multiplies logs,
     # position_sigma_m is squared, pd_prior_weight divides, existence_max is a log-odds.
     tight_radius_m: float = knob(0.2, 0.001, 10.0, "m", "any live object this near matches "
-                                 "(the tight tier)")
+                                 "(the tight tier)", group="association")
     drift_radius_m: float = knob(1.0, 0.001, 100.0, "m", "a same-label object this near "
-                                 "matches (the drift tier; the grid's cell)")
-    promote_after: int = knob(6, 1, 10_000, "sightings", "detections that promote an object")
+                                 "matches (the drift tier; the grid's cell)", group="association")
+    promote_after: int = knob(6, 1, 10_000, "sightings", "detections that promote an object",
+                              group="lifecycle")
     tau_s: float = knob(15.0, 0.001, 1e6, "s", "seconds of evidence of absence per e-fold "
-                        "of belief")
+                        "of belief", group="belief")
     publish_min: float = knob(0.5, 0.001, 1.0, "", "the confidence a promoted object is "
-                              "published at")
-    lost_below: float = knob(0.1, 1e-6, 0.999, "", "an existence below this is lost")
+                              "published at", group="belief")
+    lost_below: float = knob(0.1, 1e-6, 0.999, "", "an existence below this is lost",
+                             group="belief")
     reacquire_window_s: float = knob(60.0, 0.0, 1e9, "s", "a lost object is re-acquirable "
-                                     "this long")
+                                     "this long", group="lifecycle")
     relocate_window_s: float = knob(3600.0, 0.0, 1e9, "s", "a lost object may be found moved "
-                                    "this long")
+                                    "this long", group="lifecycle")
     feature_reacquire_window_s: float = knob(3600.0, 0.0, 1e9, "s", "re-acquisition window "
-                                             "for a matching embedding")
+                                             "for a matching embedding", group="appearance")
     feature_match_min: float = knob(0.8, 0.0, 1.0, "cosine", "embeddings at least this alike "
-                                    "match")
+                                    "match", group="appearance")
     min_detection_confidence: float = knob(0.05, 0.0, 1.0, "", "detections below this are "
-                                           "ignored")
+                                           "ignored", group="association")
     position_alpha: float = knob(0.3, 0.001, 1.0, "", "the least step toward an outlying "
-                                 "sighting")
-    position_sigma_m: float = knob(0.02, 1e-4, 10.0, "m", "a sighting's position noise")
+                                 "sighting", group="association")
+    position_sigma_m: float = knob(0.02, 1e-4, 10.0, "m", "a sighting's position noise",
+                                   group="association")
     position_sigma_per_m: float = knob(0.01, 0.0, 1.0, "m/m", "more noise per metre from the "
-                                       "camera")
+                                       "camera", group="association")
     position_info_max: float = knob(50.0, 1.0, 1e6, "sightings", "the position estimate's "
-                                    "information cap")
+                                    "information cap", group="association")
     human_label_weight: float | None = knob(None, 0.01, 1e6, "", "a relabel's label mass "
-                                            "(None: it pins the label)")
+                                            "(None: it pins the label)", group="lifecycle")
     revive_after: int | None = knob(None, 1, 1_000_000, "sightings", "suppressed sightings "
-                                    "that revive a forgotten object (None: never)")
+                                    "that revive a forgotten object (None: never)",
+                                    group="lifecycle")
     doubt_after_misses: int = knob(2, 1, 10_000, "looks", "misses before a published object "
-                                   "can be doubted")
+                                   "can be doubted", group="belief")
     new_object_min_confidence: float = knob(0.5, 0.0, 1.0, "", "the confidence that may "
-                                            "create an object")
+                                            "create an object", group="association")
     promote_after_camera: int = knob(3, 1, 10_000, "sightings", "detections that promote with "
-                                     "a camera")
+                                     "a camera", group="lifecycle")
     tau_unseen_s: float = knob(28800.0, 0.001, 1e9, "s", "seconds out of view per e-fold of "
-                               "belief")
+                               "belief", group="belief")
     see_through_m: float = knob(0.01, 0.0, 10.0, "m", "depth beyond a place's middle that "
-                                "reads it empty")
-    pd_prior: float = knob(0.8, 0.01, 0.99, "", "the prior probability of detection")
-    pd_prior_weight: float = knob(5.0, 0.1, 1e6, "looks", "the prior's pseudo-looks")
-    pd_max: float = knob(0.95, 0.01, 0.999, "", "the learned probability of detection's cap")
+                                "reads it empty", group="belief")
+    pd_prior: float = knob(0.8, 0.01, 0.99, "", "the prior probability of detection",
+                           group="belief")
+    pd_prior_weight: float = knob(5.0, 0.1, 1e6, "looks", "the prior's pseudo-looks",
+                                  group="belief")
+    pd_max: float = knob(0.95, 0.01, 0.999, "", "the learned probability of detection's cap",
+                         group="belief")
     empty_likelihood: float = knob(0.1, 0.001, 1.0, "", "odds factor of a place seen "
-                                   "through")
+                                   "through", group="belief")
     existence_max: float = knob(0.9999, 0.5, 0.999999, "", "the existence sightings restore, "
-                                "at most")
+                                "at most", group="belief")
     evidence_per_sighting: float = knob(2.5, 0.0, 100.0, "log-odds", "existence evidence of "
-                                        "one sighting")
+                                        "one sighting", group="belief")
     promote_camera_min_mass: float = knob(1.8, 0.0, 1e6, "", "summed confidence an early "
-                                          "promotion needs")
+                                          "promotion needs", group="lifecycle")
     promote_confidence: float = knob(0.7, 0.01, 10.0, "", "a detection this sure promotes at "
-                                     "once (above 1: never)")
+                                     "once (above 1: never)", group="lifecycle")
     lost_min_sightings: int = knob(2, 1, 10_000, "sightings", "camera sightings before misses "
-                                   "can lose an object")
+                                   "can lose an object", group="belief")
     withdraw_ratio: float = knob(0.003, 0.0, 1.0, "", "odds fall that withdraws publication "
-                                 "(0: never)")
-    depth_noise_m: float = knob(0.01, 0.0, 10.0, "m", "depth tolerance")
-    depth_noise_per_m: float = knob(0.005, 0.0, 1.0, "m/m", "more depth tolerance per metre")
+                                 "(0: never)", group="belief")
+    depth_noise_m: float = knob(0.01, 0.0, 10.0, "m", "depth tolerance", group="belief")
+    depth_noise_per_m: float = knob(0.005, 0.0, 1.0, "m/m", "more depth tolerance per metre",
+                                    group="belief")
     range_edge: float = knob(0.8, 0.01, 0.99, "", "share of the range where detection starts "
-                             "to fall off")
+                             "to fall off", group="belief")
     small_angle_deg: float = knob(2.0, 0.0, 90.0, "deg", "objects subtending less are "
-                                  "detected less")
+                                  "detected less", group="belief")
     move_confirm_after: int = knob(3, 2, 10_000, "sightings", "held sightings that confirm a "
-                                   "move")
-    held_window_s: float = knob(30.0, 0.0, 1e9, "s", "held sightings count this long")
-    suspect_size_ratio: float = knob(2.0, 0.01, 1e4, "", "a box this much larger is suspect")
-    merge_min_iou: float = knob(0.25, 0.0, 1.0, "IoU", "overlap that merges duplicates")
+                                   "move", group="lifecycle")
+    held_window_s: float = knob(30.0, 0.0, 1e9, "s", "held sightings count this long",
+                                group="lifecycle")
+    suspect_size_ratio: float = knob(2.0, 0.01, 1e4, "", "a box this much larger is suspect",
+                                     group="association")
+    merge_min_iou: float = knob(0.25, 0.0, 1.0, "IoU", "overlap that merges duplicates",
+                                group="association")
     feature_margin: float = knob(0.1, 0.0, 1.0, "cosine", "lead over the second-best "
-                                 "embedding")
+                                 "embedding", group="appearance")
     feature_label_strict: float = knob(0.1, 0.0, 1.0, "cosine", "more likeness when labels "
-                                       "differ")
+                                       "differ", group="appearance")
     feature_unlike_max: float = knob(0.5, 0.0, 1.0, "cosine", "below this, even a near "
-                                     "object is another thing")
+                                     "object is another thing", group="appearance")
     delta_move_m: float = knob(0.5, 0.001, 1000.0, "m", "a prior object this far off opens "
-                               "a moved delta")
+                               "a moved delta", group="prior")
     delta_size_ratio: float = knob(1.5, 1.001, 1e4, "", "a box this much larger or smaller "
-                                   "opens a geometry delta")
+                                   "opens a geometry delta", group="prior")
     delta_confirm_after: int = knob(3, 1, 10_000, "sightings", "support that confirms a "
-                                    "delta")
-    keyframes_kept: int = knob(5, 1, 1000, "frames", "keyframes kept per object")
+                                    "delta", group="prior")
+    keyframes_kept: int = knob(5, 1, 1000, "frames", "keyframes kept per object", group="retention")
     appearance_approximate_above: int | None = knob(
         None, 1, 1_000_000_000, "objects", "rows above which the appearance tier searches an "
-        "approximate usearch graph (the vectors extra; None: always exact)")
+        "approximate usearch graph (the vectors extra; None: always exact)", group="appearance")
     appearance_unsure_max: int = knob(2, 0, 1000, "detections", "unsure detections searched "
-                                      "by likeness a scan (0: none)")
+                                      "by likeness a scan (0: none)", group="appearance")
     relations: RelationConfig = field(default_factory=RelationConfig)
 
     def __post_init__(self) -> None:
@@ -361,31 +291,53 @@ class TrackerConfig:
         return self.tau_s * math.log(1.0 / self.lost_below)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The settings grouped: ``{group: {setting: value}}``, ``relations`` included;
+        :meth:`from_dict` reads it back."""
+        flat = asdict(self)
+        out: dict[str, dict[str, Any]] = {group: {} for group in GROUPS}
+        for name, _, _, spec in knobs(TrackerConfig):
+            out[spec.group][name] = flat[name]
+        out["relations"] = flat["relations"]
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TrackerConfig:
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise InvalidInput(f"unknown TrackerConfig field(s): {', '.join(unknown)}")
-        data = dict(data)
-        for name, kind in _NESTED.items():
-            if isinstance(data.get(name), dict):
-                try:
-                    data[name] = kind(**data[name])
-                except TypeError as exc:
-                    raise InvalidInput(f"{name}: {exc}") from None
-        return cls(**data)
+        """A config from :meth:`to_dict`'s form: a dict per group (``relations`` for the
+        :class:`RelationConfig`); what is left out keeps its default. A flat setting at the
+        top level (the old form) is read too, with a :class:`DeprecationWarning`.
+
+        Raises :class:`InvalidInput` for an unknown group or setting (naming the known ones)
+        or a value out of range."""
+        if not isinstance(data, dict):
+            raise InvalidInput(f"a config is a dict of groups, got {type(data).__name__}")
+        values: dict[str, Any] = {}
+        flat = []
+        for key, value in data.items():
+            if key == "relations":
+                values["relations"] = _relations(value, "[relations]")
+            elif key in GROUPS:
+                values.update(_group_values(key, value, f"[{key}]"))
+            elif key in GROUP_OF:
+                flat.append(key)
+                values[key] = value
+            else:
+                raise InvalidInput(f"unknown TrackerConfig group or setting {key!r} (groups: "
+                                   f"{', '.join(GROUPS)})")
+        if flat:
+            _deprecated(f"flat TrackerConfig settings ({', '.join(flat)}) are deprecated: "
+                        f"group them, e.g. {{{GROUP_OF[flat[0]]!r}: {{{flat[0]!r}: ...}}}}")
+        return cls(**values)
 
     @classmethod
     def from_toml(cls, path: str | os.PathLike[str]) -> TrackerConfig:
-        """Read a config from a TOML file: a ``[tracker]`` table of :class:`TrackerConfig`
-        fields and a ``[relations]`` table of :class:`RelationConfig` fields, both optional;
-        what is left out keeps its default. The same file may hold an ``[encoder]`` table,
-        read by :func:`locimem.language.encoder.encoder_from_toml`, and a ``[store]`` table,
-        read by :func:`store_settings_from_toml`. (``tomllib`` on Python
-        3.11+; on 3.10 the ``tomli`` package, the ``toml`` extra.)
+        """Read a config from a TOML file: a table per group of settings (``[association]``,
+        ``[belief]``, ``[lifecycle]``, ``[appearance]``, ``[prior]``, ``[retention]``,
+        ``[relations]``), each optional; what is left out keeps its default. The same file
+        may hold an ``[encoder]`` table, read by
+        :func:`locimem.language.encoder.encoder_from_toml`, and a ``[store]`` table, read by
+        :func:`store_settings_from_toml`. A ``[tracker]`` table of flat settings (the old
+        form) is read too, with a :class:`DeprecationWarning`. (``tomllib`` on Python 3.11+;
+        on 3.10 the ``tomli`` package, the ``toml`` extra.)
 
         Raises :class:`InvalidInput` naming the file and, where it applies, the table and the
         setting: a file that cannot be read or is not TOML, an unknown table or setting, a
@@ -393,48 +345,152 @@ class TrackerConfig:
 
         >>> import pathlib, tempfile
         >>> path = pathlib.Path(tempfile.mkdtemp()) / "robot.toml"
-        >>> _ = path.write_text("[tracker]\\ntau_s = 20.0\\n[relations]\\non_gap_m = 0.08\\n")
+        >>> _ = path.write_text("[belief]\\ntau_s = 20.0\\n[relations]\\non_gap_m = 0.08\\n")
         >>> config = TrackerConfig.from_toml(path)
         >>> config.tau_s, config.relations.on_gap_m, config.promote_after
         (20.0, 0.08, 6)
         """
         name = os.fspath(path)
         data = read_toml(name)
-        unknown = sorted(set(data) - {"tracker", "relations", "encoder", "store"})
+        tables = (*GROUPS, "tracker", "encoder", "store")
+        unknown = sorted(set(data) - set(tables))
         if unknown:
             raise InvalidInput(f"{name}: unknown table(s) {', '.join(unknown)} (a config has "
-                               "[tracker], [relations], [encoder] and [store])")
-        tables: dict[str, dict[str, Any]] = {}
-        for table, kind in (("tracker", cls), ("relations", RelationConfig)):
-            values = data.get(table, {})
-            if not isinstance(values, dict):
-                raise InvalidInput(f"{name}: {table} must be a table ([{table}]), got a "
-                                   f"{type(values).__name__}")
-            known = {f.name for f in fields(kind)} - set(_NESTED)
-            extra = sorted(set(values) - known)
-            if extra:
-                raise InvalidInput(f"{name}: [{table}] has no setting {extra[0]!r} (known: "
-                                   f"{', '.join(sorted(known))})")
-            tables[table] = values
+                               f"{', '.join(f'[{t}]' for t in tables if t != 'tracker')})")
+        values: dict[str, Any] = {}
+        table_of: dict[str, str] = {}  # setting -> the table it was given in
+        for table in data:
+            where = f"{name}: [{table}]"
+            if table == "relations":
+                values["relations"] = _relations(data[table], where)
+            elif table in GROUPS:
+                values.update(_group_values(table, data[table], where))
+            elif table == "tracker":
+                values.update(_flat_table(data[table], where))
+            table_of.update(dict.fromkeys(data[table] if table in GROUPS or table == "tracker"
+                                          else (), table))
         try:
-            relations = RelationConfig(**tables["relations"])
-        except InvalidInput as exc:
-            raise InvalidInput(f"{name}: [relations] {exc}") from None
-        try:
-            return cls(**tables["tracker"], relations=relations)
-        except InvalidInput as exc:
-            raise InvalidInput(f"{name}: [tracker] {exc}") from None
+            return cls(**values)
+        except InvalidInput as exc:  # a value or a rule joining two: name the setting's table
+            setting = str(exc).split(" ", 1)[0]
+            table = table_of.get(setting, GROUP_OF.get(setting, "tracker"))
+            raise InvalidInput(f"{name}: [{table}] {exc}") from None
+
+    def with_settings(self, settings: Iterable[str]) -> TrackerConfig:
+        """This config with ``GROUP.NAME=VALUE`` settings applied (the CLI's ``--set``), each
+        value a number or ``none``; a bare ``NAME=VALUE`` (the old flat form) works with a
+        :class:`DeprecationWarning`.
+
+        >>> TrackerConfig().with_settings(["belief.tau_s=20", "relations.near_m=0.5"]).tau_s
+        20.0
+        """
+        values: dict[str, Any] = {}
+        relations: dict[str, Any] = {}
+        for item in settings:
+            key, sep, text = str(item).partition("=")
+            if not sep or not key.strip():
+                raise InvalidInput(f"--set takes GROUP.NAME=VALUE, got {item!r}")
+            group, dot, setting = key.strip().rpartition(".")
+            value = _setting_value(text.strip(), key)
+            if not dot:
+                _deprecated(f"--set {setting}=... is deprecated: write "
+                            f"--set {GROUP_OF.get(setting, 'GROUP')}.{setting}=...")
+                values.update(_flat_table({setting: value}, "--set"))
+            elif group == "relations":
+                relations.update({setting: value})
+            else:
+                values.update(_group_values(group, {setting: value}, f"--set [{group}]"))
+        if relations:
+            values["relations"] = _relations({**asdict(self.relations), **relations},
+                                             "--set [relations]")
+        return dataclasses.replace(self, **values)
+
+
+GROUP_OF: dict[str, str] = {name: spec.group for name, _, _, spec in knobs(TrackerConfig)}
+
+
+def _deprecated(message: str) -> None:
+    warnings.warn(message, DeprecationWarning, stacklevel=3)
+
+
+def _group_values(group: str, values: Any, where: str) -> dict[str, Any]:
+    """One group's table of settings, checked to belong to it."""
+    if group not in GROUPS:
+        raise InvalidInput(f"{where}: no group {group!r} (groups: {', '.join(GROUPS)})")
+    if not isinstance(values, dict):
+        raise InvalidInput(f"{where} must be a table of settings, got a "
+                           f"{type(values).__name__}")
+    for setting in values:
+        if GROUP_OF.get(setting) != group:
+            known = [n for n, g in GROUP_OF.items() if g == group]
+            elsewhere = f", it is in [{GROUP_OF[setting]}]" if setting in GROUP_OF else ""
+            raise InvalidInput(f"{where} has no setting {setting!r}{elsewhere} (known: "
+                               f"{', '.join(known)})")
+    return dict(values)
+
+
+def _flat_table(values: Any, where: str) -> dict[str, Any]:
+    """Settings in the old flat form (a ``[tracker]`` table): read, with a warning."""
+    if not isinstance(values, dict):
+        raise InvalidInput(f"{where} must be a table of settings, got a "
+                           f"{type(values).__name__}")
+    unknown = sorted(set(values) - set(GROUP_OF))
+    if unknown:
+        raise InvalidInput(f"{where} has no setting {unknown[0]!r} (known: "
+                           f"{', '.join(sorted(GROUP_OF))})")
+    if values and where != "--set":
+        first = next(iter(values))
+        _deprecated(f"{where}: a flat table of settings is deprecated: put each in its "
+                    f"group's table, e.g. [{GROUP_OF[first]}] {first} = ...")
+    return dict(values)
+
+
+def _relations(values: Any, where: str) -> RelationConfig:
+    if isinstance(values, RelationConfig):
+        return values
+    if not isinstance(values, dict):
+        raise InvalidInput(f"{where} must be a table of settings, got a "
+                           f"{type(values).__name__}")
+    known = {f.name for f in fields(RelationConfig)}
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise InvalidInput(f"{where} has no setting {unknown[0]!r} (known: "
+                           f"{', '.join(sorted(known))})")
+    try:
+        return RelationConfig(**values)
+    except InvalidInput as exc:
+        raise InvalidInput(f"{where} {exc}") from None
+
+
+def _setting_value(text: str, key: str) -> Any:
+    """A ``--set`` value: ``none``, an integer or a number."""
+    if text.lower() in ("none", "null"):
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        raise InvalidInput(f"--set {key}: {text!r} is not a number (or none)") from None
 
 
 def settings_table() -> str:
-    """docs/configuration.md's table of settings, made from the declarations: one row per setting of
-    ``[tracker]`` and ``[relations]`` with its default, range and meaning."""
-    rows = ["| table | setting | default | range | meaning |", "|---|---|---|---|---|"]
-    for table, kind in (("tracker", TrackerConfig), ("relations", RelationConfig)):
+    """docs/configuration.md's tables of settings, made from the declarations: a section per
+    group (its TOML table and what it decides), a row per setting with its default, range and
+    meaning."""
+    out = []
+    for group, what in GROUPS.items():
+        kind = RelationConfig if group == "relations" else TrackerConfig
+        out += [f"### [{group}]", "", f"{what[0].upper()}{what[1:]}.", "",
+                "| setting | default | range | meaning |", "|---|---|---|---|"]
         for name, _, default, spec in knobs(kind):
-            shown = "none" if default is None else number_text(default)
-            rows.append(f"| {table} | `{name}` | {shown} | {spec.range_text()} | {spec.doc} |")
-    return "\n".join(rows) + "\n"
+            if spec.group == group:
+                shown = "none" if default is None else number_text(default)
+                out.append(f"| `{name}` | {shown} | {spec.range_text()} | {spec.doc} |")
+        out.append("")
+    return "\n".join(out)
 
 
 STORE_SETTINGS = {"late_s": "seconds a scan may trail another source's latest scan "

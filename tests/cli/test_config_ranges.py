@@ -16,7 +16,7 @@ import pytest
 
 from locimem import Camera, Detection, ObjectMemory, TrackerConfig
 from locimem.cli import main
-from locimem.config import Knob, RelationConfig, knobs, settings_table
+from locimem.config import GROUP_OF, Knob, RelationConfig, knobs, settings_table
 from locimem.errors import InvalidInput
 from locimem.geometry import look_at
 
@@ -34,21 +34,21 @@ def _toml(tmp_path: Path, text: str | bytes, name: str = "home") -> Path:
 
 # -- the values the issue found: accepted, then a crash mid-scan -------------------------------
 @pytest.mark.parametrize(("table", "setting", "value", "message"), [
-    ("tracker", "tight_radius_m", "5e-324", "tight_radius_m = 5e-324 is out of range: must be "
+    ("association", "tight_radius_m", "5e-324", "tight_radius_m = 5e-324 is out of range: must be "
      "within [0.001, 10] m"),
-    ("tracker", "tau_s", "1e308", "tau_s = 1e+308 is out of range: must be within "
+    ("belief", "tau_s", "1e308", "tau_s = 1e+308 is out of range: must be within "
      "[0.001, 1e6] s"),
-    ("tracker", "position_sigma_m", "1e308", "position_sigma_m = 1e+308 is out of range: must "
+    ("association", "position_sigma_m", "1e308", "position_sigma_m = 1e+308 is out of range: must "
      "be within [0.0001, 10] m"),
-    ("tracker", "existence_max", "5e-324", "existence_max = 5e-324 is out of range: must be "
+    ("belief", "existence_max", "5e-324", "existence_max = 5e-324 is out of range: must be "
      "within [0.5, 0.999999]"),
-    ("tracker", "pd_prior_weight", "0", "pd_prior_weight = 0 is out of range: must be within "
+    ("belief", "pd_prior_weight", "0", "pd_prior_weight = 0 is out of range: must be within "
      "[0.1, 1e6] looks"),
-    ("tracker", "pd_prior_weight", "-0.0", "pd_prior_weight = -0.0 is out of range: must be "
+    ("belief", "pd_prior_weight", "-0.0", "pd_prior_weight = -0.0 is out of range: must be "
      "within [0.1, 1e6] looks"),
-    ("tracker", "promote_confidence", "0", "promote_confidence = 0 is out of range: must be "
+    ("lifecycle", "promote_confidence", "0", "promote_confidence = 0 is out of range: must be "
      "within [0.01, 10]"),
-    ("tracker", "move_confirm_after", "1", "move_confirm_after = 1 is out of range: must be "
+    ("lifecycle", "move_confirm_after", "1", "move_confirm_after = 1 is out of range: must be "
      "within [2, 10000] sightings"),
     ("relations", "near_m", "1e308", "near_m = 1e+308 is out of range: must be within "
      "[0.001, 100] m"),
@@ -67,22 +67,22 @@ def test_the_python_constructors_refuse_the_same_values(tmp_path) -> None:
     with pytest.raises(InvalidInput, match=r"^near_m = 1e\+308 is out of range"):
         RelationConfig(near_m=1e308)
     with pytest.raises(InvalidInput, match=r"^existence_max = 5e-324 is out of range"):
-        TrackerConfig.from_dict({"existence_max": 5e-324})
+        TrackerConfig.from_dict({"belief": {"existence_max": 5e-324}})
     with pytest.raises(InvalidInput, match=r"^promote_confidence = 0 is out of range"):
         dataclasses.replace(TrackerConfig(), promote_confidence=0)
     store = tmp_path / "home.loci"
     with pytest.raises(InvalidInput, match=r"^pd_prior_weight = 0 is out of range"):
-        ObjectMemory.open(store, config=TrackerConfig.from_dict({"pd_prior_weight": 0}))
+        ObjectMemory.open(store, config=TrackerConfig.from_dict({"belief": {"pd_prior_weight": 0}}))
     assert not store.exists()  # a refused config writes nothing
 
 
 def test_the_cli_refuses_it_at_load_before_the_store_is_touched(tmp_path, capsys) -> None:
-    path = _toml(tmp_path, "[tracker]\ntight_radius_m = 5e-324\n")
+    path = _toml(tmp_path, "[association]\ntight_radius_m = 5e-324\n")
     store = tmp_path / "home.loci"
     scans = tmp_path / "scans.jsonl"
     scans.write_text(json.dumps({"t": 1.0, "detections": []}) + "\n")
     assert main(["--config", str(path), "ingest", str(scans), str(store)]) == 2
-    assert capsys.readouterr().err == (f"error: {path}: [tracker] tight_radius_m = 5e-324 is "
+    assert capsys.readouterr().err == (f"error: {path}: [association] tight_radius_m = 5e-324 is "
                                        "out of range: must be within [0.001, 10] m\n")
     assert not store.exists()
 
@@ -132,7 +132,7 @@ def _scans(mem: ObjectMemory) -> None:
     mem.observe(t + 1e-9, [under])
 
 
-SAMPLE = [("tracker", n) for n in (
+SAMPLE = [(GROUP_OF[n], n) for n in (
     "tight_radius_m", "drift_radius_m", "tau_s", "position_sigma_m", "position_info_max",
     "existence_max", "pd_prior_weight", "pd_max", "empty_likelihood", "promote_confidence",
     "move_confirm_after", "range_edge", "tau_unseen_s", "suspect_size_ratio")] + [
@@ -140,11 +140,11 @@ SAMPLE = [("tracker", n) for n in (
 
 
 def _bound_config(tmp_path: Path, table: str, name: str, value: float) -> Path:
-    kind = TrackerConfig if table == "tracker" else RelationConfig
+    kind = RelationConfig if table == "relations" else TrackerConfig
     typ = next(t for n, t, _, _ in knobs(kind) if n == name)
     text = f"[{table}]\n{name} = {int(value) if typ.startswith('int') else repr(value)}\n"
     if name == "tight_radius_m" and value > 1.0:
-        text += "drift_radius_m = 100.0\n"
+        text += "drift_radius_m = 100.0\n"  # (the same group, [association])
     if name == "drift_radius_m" and value < 0.2:
         text += f"tight_radius_m = {max(value, 0.001)!r}\n"
     return _toml(tmp_path, text, f"{name}-{value}")
@@ -153,7 +153,7 @@ def _bound_config(tmp_path: Path, table: str, name: str, value: float) -> Path:
 @pytest.mark.parametrize(("table", "name"), SAMPLE)
 def test_a_value_at_each_bound_runs_and_one_just_outside_is_refused(tmp_path, table,
                                                                      name) -> None:
-    kind = TrackerConfig if table == "tracker" else RelationConfig
+    kind = RelationConfig if table == "relations" else TrackerConfig
     typ, spec = next((t, k) for n, t, _, k in knobs(kind) if n == name)
     for bound in (spec.lo, spec.hi):
         config = TrackerConfig.from_toml(_bound_config(tmp_path, table, name, bound))
@@ -181,24 +181,24 @@ def test_the_settings_table_in_the_docs_is_generated_from_the_declarations() -> 
 
 # -- files that are not a config ---------------------------------------------------------------
 def test_a_config_that_is_not_utf8_is_named(tmp_path) -> None:
-    path = _toml(tmp_path, b"[tracker]\ntau_s = 20.0 # caf\xe9\n")
+    path = _toml(tmp_path, b"[belief]\ntau_s = 20.0 # caf\xe9\n")
     with pytest.raises(InvalidInput) as caught:
         TrackerConfig.from_toml(path)
-    assert str(caught.value) == f"{path} is not UTF-8 text (byte 28): a TOML config is UTF-8"
+    assert str(caught.value) == f"{path} is not UTF-8 text (byte 27): a TOML config is UTF-8"
 
 
 @pytest.mark.parametrize("value", ["[" * 10_000 + "]" * 10_000,
                                    "{a = " * 10_000 + "1" + "}" * 10_000])
 def test_a_config_that_nests_deeply_is_named(tmp_path, value) -> None:
-    path = _toml(tmp_path, f"[tracker]\ntau_s = {value}\n")
+    path = _toml(tmp_path, f"[belief]\ntau_s = {value}\n")
     with pytest.raises(InvalidInput) as caught:
         TrackerConfig.from_toml(path)
     assert str(caught.value) == f"{path} nests arrays or inline tables too deeply to be a config"
 
 
 def test_ten_thousand_nested_tables_are_an_unknown_setting(tmp_path) -> None:
-    path = _toml(tmp_path, "[tracker." + ".".join(["a"] * 10_000) + "]\n")
-    with pytest.raises(InvalidInput, match=r"\[tracker\] has no setting 'a'"):
+    path = _toml(tmp_path, "[belief." + ".".join(["a"] * 10_000) + "]\n")
+    with pytest.raises(InvalidInput, match=r"\[belief\] has no setting 'a'"):
         TrackerConfig.from_toml(path)
 
 

@@ -25,8 +25,8 @@ def _toml(tmp_path: Path, text: str, name: str = "robot") -> Path:
 
 
 def test_a_config_file_sets_tracker_and_relation_settings(tmp_path) -> None:
-    path = _toml(tmp_path, "[tracker]\ntau_s = 20.0\npromote_after = 4\nhuman_label_weight = 2"
-                           "\n\n[relations]\non_gap_m = 0.08\n")
+    path = _toml(tmp_path, "[belief]\ntau_s = 20.0\n[lifecycle]\npromote_after = 4\n"
+                           "human_label_weight = 2\n\n[relations]\non_gap_m = 0.08\n")
     config = TrackerConfig.from_toml(path)
     assert config == TrackerConfig(tau_s=20.0, promote_after=4, human_label_weight=2.0,
                                    relations=RelationConfig(on_gap_m=0.08))
@@ -34,14 +34,21 @@ def test_a_config_file_sets_tracker_and_relation_settings(tmp_path) -> None:
 
 
 @pytest.mark.parametrize(("text", "message"), [
-    ("[tracker]\ntau = 3\n", r": \[tracker\] has no setting 'tau' \(known: "),
+    ("[belief]\ntau = 3\n", r": \[belief\] has no setting 'tau' \(known: tau_s, "),
+    ("[belief]\npromote_after = 3\n",
+     r": \[belief\] has no setting 'promote_after', it is in \[lifecycle\] \(known: "),
     ("[relations]\nonn_gap_m = 0.1\n", r": \[relations\] has no setting 'onn_gap_m'"),
-    ("[camera]\nname = 'head'\n", r": unknown table\(s\) camera \(a config has \[tracker\], "
-                                   r"\[relations\], \[encoder\] and \[store\]\)$"),
-    ("tracker = 3\n", r": tracker must be a table \(\[tracker\]\), got a int$"),
-    ("[tracker]\ntau_s = -1.0\n",
-     r": \[tracker\] tau_s = -1\.0 is out of range: must be within \[0\.001, 1e6\] s$"),
-    ("[tracker]\npromote_after = 'six'\n", r": \[tracker\] promote_after must be an integer"),
+    ("[camera]\nname = 'head'\n", r": unknown table\(s\) camera \(a config has "
+                                   r"\[association\], \[belief\], \[lifecycle\], "
+                                   r"\[appearance\], \[prior\], \[retention\], \[relations\], "
+                                   r"\[encoder\], \[store\]\)$"),
+    ("belief = 3\n", r": \[belief\] must be a table of settings, got a int$"),
+    ("[belief]\ntau_s = -1.0\n",
+     r": \[belief\] tau_s = -1\.0 is out of range: must be within \[0\.001, 1e6\] s$"),
+    ("[lifecycle]\npromote_after = 'six'\n",
+     r": \[lifecycle\] promote_after must be an integer"),
+    ("[association]\ntight_radius_m = 2.0\n",
+     r": \[association\] tight_radius_m \(2\.0\) must not exceed drift_radius_m \(1\.0\)$"),
     ("[relations]\non_min_overlap = 2.0\n",
      r": \[relations\] on_min_overlap = 2\.0 is out of range: must be within \[1e-9, 1\]$"),
     ("[tracker\ntau_s = 1\n", r"robot\.toml is not valid TOML: "),
@@ -61,7 +68,7 @@ def test_a_missing_config_file(tmp_path) -> None:
 def test_on_python_3_10_tomli_reads_it(tmp_path, monkeypatch) -> None:
     pytest.importorskip("tomli")
     monkeypatch.setitem(sys.modules, "tomllib", None)  # as if Python 3.10
-    path = _toml(tmp_path, "[tracker]\ntau_s = 20.0\n")
+    path = _toml(tmp_path, "[belief]\ntau_s = 20.0\n")
     assert TrackerConfig.from_toml(path).tau_s == 20.0
     with pytest.raises(InvalidInput, match="is not valid TOML"):
         TrackerConfig.from_toml(_toml(tmp_path, "[tracker\n"))
@@ -77,25 +84,25 @@ def store(tmp_path: Path) -> Path:
 
 
 def test_the_cli_uses_the_config(tmp_path, store, capsys) -> None:
-    weighted = _toml(tmp_path, "[tracker]\nhuman_label_weight = 2.0\n", "weighted")
+    weighted = _toml(tmp_path, "[lifecycle]\nhuman_label_weight = 2.0\n", "weighted")
     assert main(["--config", str(weighted), "relabel", str(store), "1", "vase", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)["event"]["data"]
     assert (data["pin"], data["mass"]) == (False, 2.0)  # weighted evidence, not a pin
     assert main(["relabel", str(store), "1", "mug", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["event"]["data"]["pin"] is True
-    slow = _toml(tmp_path, "[tracker]\ntau_s = 1000.0\n", "slow")
+    slow = _toml(tmp_path, "[belief]\ntau_s = 1000.0\n", "slow")
     assert main(["--config", str(slow), "inspect", str(store), "--json"]) == 0
     capsys.readouterr()
-    bad = _toml(tmp_path, "[tracker]\ntau_s = 0\n", "bad")
+    bad = _toml(tmp_path, "[belief]\ntau_s = 0\n", "bad")
     assert main(["--config", str(bad), "events", str(store)]) == 2
     assert capsys.readouterr().err == (
-        f"error: {bad}: [tracker] tau_s = 0 is out of range: must be within [0.001, 1e6] s\n")
+        f"error: {bad}: [belief] tau_s = 0 is out of range: must be within [0.001, 1e6] s\n")
     # ingest opens its store with the config's tracker settings and its [store] table
     scans = tmp_path / "scans.jsonl"
     scans.write_text("".join(json.dumps({"t": t, "detections": [
         {"label": "cup", "confidence": 0.9, "center": [5.0, 0.0, 0.5], "size": [0.1] * 3}]})
         + "\n" for t in (1.0, 2.0, 3.0)))
-    quick = _toml(tmp_path, "[tracker]\npromote_after = 2\n[store]\nlate_s = 2.5\n", "quick")
+    quick = _toml(tmp_path, "[lifecycle]\npromote_after = 2\n[store]\nlate_s = 2.5\n", "quick")
     fresh = tmp_path / "fresh.loci"
     assert main(["--config", str(quick), "ingest", str(scans), str(fresh), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["events"] == {"APPEARED": 1, "PROMOTED": 1}

@@ -204,13 +204,13 @@ def test_the_encoder_table_of_a_toml_config(own_model: tuple) -> None:
 
     folder, _, _ = own_model
     config = folder / "robot.toml"
-    config.write_text('[tracker]\ntau_s = 20.0\n[encoder]\nmodel_path = "my-encoder.onnx"\n'
+    config.write_text('[belief]\ntau_s = 20.0\n[encoder]\nmodel_path = "my-encoder.onnx"\n'
                       'vocab_path = "vocab.txt"\nthreads = 1\nmax_length = 64\n')
     encoder = enc.encoder_from_toml(config)  # paths from the config's folder
     assert isinstance(encoder, enc.MiniLMEncoder) and encoder.max_length == 64
     assert TrackerConfig.from_toml(config).tau_s == 20.0  # the tracker reads its own table
     plain = folder / "plain.toml"
-    plain.write_text("[tracker]\ntau_s = 20.0\n")
+    plain.write_text("[belief]\ntau_s = 20.0\n")
     assert enc.encoder_from_toml(plain) is None
     bad = folder / "bad.toml"
     bad.write_text('[encoder]\nmodel = "bert-large"\n')

@@ -90,6 +90,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--config", metavar="FILE.toml",
                         help="tracker, relation and encoder settings from a TOML file (see "
                              "docs/configuration.md)")
+    parser.add_argument("--set", action="append", default=[], metavar="GROUP.NAME=VALUE",
+                        help="one tracker setting, over --config's (repeatable; e.g. "
+                             "--set belief.tau_s=20; the settings and their groups: "
+                             "docs/configuration.md)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for add in PARSERS:
         add(sub)
@@ -135,6 +139,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             args.tracker_config = TrackerConfig.from_toml(args.config)
             args.store_late_s = store_settings_from_toml(args.config).get("late_s")
+        if args.set:
+            from locimem.config import TrackerConfig
+
+            args.tracker_config = (args.tracker_config or TrackerConfig()).with_settings(
+                args.set)
         return int(args.func(args))
     except LocimemError as exc:
         print(f"error: {cli_message(exc)}", file=sys.stderr)

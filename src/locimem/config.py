@@ -310,6 +310,10 @@ class TrackerConfig:
         or a value out of range."""
         if not isinstance(data, dict):
             raise InvalidInput(f"a config is a dict of groups, got {type(data).__name__}")
+        unknown = sorted(set(data) - set(GROUPS) - set(GROUP_OF))
+        if unknown:
+            raise InvalidInput(f"unknown TrackerConfig group(s) or setting(s): "
+                               f"{', '.join(map(str, unknown))} (groups: {', '.join(GROUPS)})")
         values: dict[str, Any] = {}
         flat = []
         for key, value in data.items():
@@ -317,12 +321,9 @@ class TrackerConfig:
                 values["relations"] = _relations(value, "[relations]")
             elif key in GROUPS:
                 values.update(_group_values(key, value, f"[{key}]"))
-            elif key in GROUP_OF:
+            else:  # a flat setting (the old form)
                 flat.append(key)
                 values[key] = value
-            else:
-                raise InvalidInput(f"unknown TrackerConfig group or setting {key!r} (groups: "
-                                   f"{', '.join(GROUPS)})")
         if flat:
             _deprecated(f"flat TrackerConfig settings ({', '.join(flat)}) are deprecated: "
                         f"group them, e.g. {{{GROUP_OF[flat[0]]!r}: {{{flat[0]!r}: ...}}}}")

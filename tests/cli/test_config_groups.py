@@ -89,7 +89,8 @@ def test_a_bad_setting_names_what_is_known(settings: list[str], message: str) ->
 
 
 def test_from_dict_refuses_an_unknown_group_or_setting() -> None:
-    with pytest.raises(InvalidInput, match=r"^unknown TrackerConfig group or setting 'beleif'"):
+    with pytest.raises(InvalidInput,
+                       match=r"^unknown TrackerConfig group\(s\) or setting\(s\): beleif "):
         TrackerConfig.from_dict({"beleif": {"tau_s": 1.0}})
     with pytest.raises(InvalidInput, match=r"^\[belief\] has no setting 'near_m'"):
         TrackerConfig.from_dict({"belief": {"near_m": 1.0}})

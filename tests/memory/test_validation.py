@@ -396,11 +396,14 @@ def test_invalid_tracker_config(kwargs: dict[str, Any], message: str) -> None:
 
 
 def test_invalid_config_objects() -> None:
-    with pytest.raises(InvalidInput, match=r"^unknown TrackerConfig field\(s\): bogus, zz$"):
+    with pytest.raises(InvalidInput, match=r"^unknown TrackerConfig group\(s\) or setting\(s\): "
+                       r"bogus, zz \(groups: association, "):
         TrackerConfig.from_dict({"zz": 1, "tau_s": 3.0, "bogus": 2})
     with pytest.raises(InvalidInput, match=r"^config must be a TrackerConfig, got dict$"):
         ObjectMemory.open(":memory:", config={"tau_s": 1.0})  # type: ignore[arg-type]
-    assert TrackerConfig.from_dict({"tau_s": 3}).tau_s == 3.0
+    assert TrackerConfig.from_dict({"belief": {"tau_s": 3}}).tau_s == 3.0
+    with pytest.warns(DeprecationWarning, match=r"group them"):  # a stored config's flat form
+        assert TrackerConfig.from_dict({"tau_s": 3}).tau_s == 3.0
 
 
 # -- scopes ---------------------------------------------------------------------------------

@@ -25,8 +25,9 @@ LAYERS: list[set[str]] = [
     # user named (regular files only, read within a size limit)
     {"model", "index"},  # the record and object state; spatial and vector indexes
     {"config", "geometry", "frames"},  # tracker settings; camera geometry; rigid transforms
-    # rooms and relations; keyframes; storage; worlds; fitting one map frame to another
-    {"scene", "evidence", "store", "sim", "align"},
+    # rooms and relations; keyframes; storage; worlds; fitting one map frame to another;
+    # 2D detections and depth lifted to 3D
+    {"scene", "evidence", "store", "sim", "align", "perception"},
     {"tracker"},  # decide, apply, commit: the only writer of state
     {"query"},  # reading a state: objects and space, rooms, history, the prior map
     {"agent"},  # language-model tools, prompts and answers over a reader

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import math
+import re
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -366,3 +370,15 @@ def test_any_pose_lifts_a_masked_box_near_its_place(azimuth, dist, height, roll,
     pixel = dist / SMALL.fx  # a depth pixel's footprint at the cube: up to 2.3 cm
     np.testing.assert_allclose(det.center, (x, y, side / 2), atol=0.02 + 0.02 * dist)
     np.testing.assert_allclose(det.size, (side,) * 3, rtol=0.12, atol=0.01 + pixel)
+
+
+def test_the_guides_example_runs_and_prints_what_it_says():
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "guide.md").read_text()
+    (block,) = [b for b in re.findall(r"```python\n(.*?)```", guide, flags=re.S)
+                if "lift_frame" in b]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(block, "docs/guide.md", "exec"), {})
+    claims = [line.strip()[2:].split("    ")[0] for line in block.splitlines()
+              if line.strip().startswith("# [")]
+    assert out.getvalue().splitlines() == claims

@@ -454,10 +454,11 @@ def _mask_bounds(boxes: list[Box2D], bounds: np.ndarray) -> np.ndarray:
         c0, c1 = math.ceil(x0 - 0.5), math.ceil(x1 - 0.5)  # pixel centres inside
         r0, r1 = math.ceil(y0 - 0.5), math.ceil(y1 - 0.5)
         window = b.mask[r0:r1, c0:c1]
-        cols, rows = np.flatnonzero(window.any(axis=0)), np.flatnonzero(window.any(axis=1))
-        if cols.size == 0:
+        rows = np.flatnonzero(window.any(axis=1))
+        if rows.size == 0:
             out[k] = (x0, y0, x0, y0)
             continue
+        cols = np.flatnonzero(window[rows[0]:rows[-1] + 1].any(axis=0))
         out[k] = (max(x0, c0 + cols[0]), max(y0, r0 + rows[0]),
                   min(x1, c0 + cols[-1] + 1.0), min(y1, r0 + rows[-1] + 1.0))
     return out

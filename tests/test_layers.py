@@ -25,8 +25,10 @@ TIERS: list[tuple[str, set[str]]] = [
     ("base", {"errors", "version", "check", "progress", "words", "gcpause", "jsontext",
               "times", "files", "config", "frames"}),
     # the records and the row types, camera geometry, indexes, rooms and relations, keyframes,
-    # fitting map frames, the words about objects: what the tracker keeps and reasons with
-    ("model", {"model", "geometry", "index", "scene", "evidence", "align", "language"}),
+    # fitting map frames, the words about objects, lifting 2D detections with depth: what the
+    # tracker keeps and reasons with, and what turns a camera's output into detections
+    ("model", {"model", "geometry", "index", "scene", "evidence", "align", "language",
+               "perception"}),
     ("tracker", {"tracker"}),  # decide, apply, commit, load: the only writer of state
     ("store", {"store"}),  # the storage contract and its backends
     ("reads", {"query", "agent"}),  # reading a state; tools, prompts and answers over it

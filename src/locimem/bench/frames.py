@@ -10,7 +10,10 @@ refuse; they count the runs aligned, refused and aligned wrong. The ``scan`` row
 ingests the same scans of 10 detections and a camera twice, side by side in one run —
 in the memory's own frame and in an aligned epoch, whose detections and camera are
 transformed on the way in — into non-durable in-memory stores, and prints both medians and
-their difference (the transform's cost per scan).
+their difference (the transform's cost per scan). The ``lift`` rows time
+:func:`locimem.perception.lift_frame` on one 640x480 depth image (float metres, noisy, with
+dropouts) and 20 boxes of 30 to 150 pixels, without and with instance masks: what turning a 2D
+detector's frame into the memory's detections and camera costs.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from locimem.align import Landmark, align_landmarks
 from locimem.frames import invert, transform_points, yaw_of, yaw_transform
 from locimem.memory import ObjectMemory
 from locimem.model import Camera, Detection
+from locimem.perception import Box2D, Intrinsics, lift_frame
 
 LABELS = ("sofa", "table", "bed", "desk", "fridge", "shelf", "wardrobe", "tv", "chair",
           "cabinet", "bench", "dresser")
@@ -125,6 +129,47 @@ def bench_scan(scans: int = 300) -> tuple[float, float]:
     return statistics.median(runs[0][4][10:]), statistics.median(runs[1][4][10:])
 
 
+def lift_scene(n_boxes: int = 20, seed: int = 2, masks: bool = False
+               ) -> tuple[list[Box2D], np.ndarray, Intrinsics]:
+    """A 640x480 depth image (metres: a wall at 4 m, 1 cm of noise, 2 % of the pixels without
+    a return) with ``n_boxes`` objects on a grid, each 30 to 150 pixels across at 1 to 3.5 m,
+    and a detector's box around each (a margin of background inside), optionally masked."""
+    rng = np.random.default_rng(seed)
+    k = Intrinsics(525.0, 525.0, 319.5, 239.5, 640, 480)
+    depth = np.full((480, 640), 4.0)
+    boxes = []
+    cols = math.ceil(math.sqrt(n_boxes * 4 / 3))
+    cell_w, cell_h = 640 // cols, 480 // math.ceil(n_boxes / cols)
+    for i in range(n_boxes):
+        side = int(rng.integers(30, min(150, cell_w - 6, cell_h - 6)))
+        c0 = (i % cols) * cell_w + (cell_w - side) // 2
+        r0 = (i // cols) * cell_h + (cell_h - side) // 2
+        depth[r0:r0 + side, c0:c0 + side] = rng.uniform(1.0, 3.5)
+        mask = None
+        if masks:
+            mask = np.zeros((480, 640), bool)
+            mask[r0:r0 + side, c0:c0 + side] = True
+        pad = side // 8
+        boxes.append(Box2D(max(0, c0 - pad), max(0, r0 - pad), min(640, c0 + side + pad),
+                           min(480, r0 + side + pad), "box", 0.9, mask=mask))
+    depth += rng.normal(0.0, 0.01, depth.shape)
+    depth[rng.random(depth.shape) < 0.02] = 0.0
+    return boxes, depth.astype(np.float32), k
+
+
+def bench_lift(frames: int = 300, masks: bool = False) -> tuple[float, float, int]:
+    """(median ms, p95 ms, detections) of ``lift_frame`` on :func:`lift_scene`'s frame."""
+    boxes, depth, k = lift_scene(masks=masks)
+    facing_x = (0.5, -0.5, 0.5, -0.5)  # an optical frame looking along map +x
+    times = []
+    for _ in range(frames):
+        start = time.perf_counter()
+        lifted = lift_frame(boxes, depth, k, (0.0, 0.0, 1.2), facing_x)
+        times.append((time.perf_counter() - start) * 1000)
+    times.sort()
+    return statistics.median(times), _p95(times), len(lifted.detections)
+
+
 def run_frames_suite(out: TextIO, scans: int = 300) -> None:
     out.write("# locimem map-frame benchmark\n\n| align | median ms | p95 ms | aligned |\n"
               "|---|---:|---:|---|\n")
@@ -139,6 +184,12 @@ def run_frames_suite(out: TextIO, scans: int = 300) -> None:
         where = "on a 1 m lattice" if lattice else "scattered"
         out.write(f"| 60 vs 200 identical chairs, {where} | {med:.1f} | {p95:.1f} | "
                   f"{aligned} / {refused} / {wrong} |\n")
+    out.write("\n| lift (640x480 depth, 20 boxes) | median ms | p95 ms | lifted |\n"
+              "|---|---:|---:|---:|\n")
+    for masks in (False, True):
+        med, p95, n = bench_lift(max(scans, 20), masks=masks)
+        out.write(f"| {'with' if masks else 'without'} masks | {med:.2f} | {p95:.2f} | "
+                  f"{n} |\n")
     base, aligned = bench_scan(scans)
     out.write(f"\n| scan of 10 detections + camera | median ms |\n|---|---:|\n"
               f"| memory's own frame | {base:.3f} |\n| aligned epoch (transformed on the way "

@@ -110,7 +110,7 @@ SECTIONS: tuple[Section, ...] = (
             "tools, graded per kind", _qa),
     Section("Map frames", "locimem bench frames",
             "time to align a new map epoch; a scan's cost in an aligned epoch beside the "
-            "memory's own frame", _frames),
+            "memory's own frame; 2D boxes lifted with a depth image", _frames),
     Section("Crowds", "locimem bench crowd",
             "one box reported hundreds to thousands of times in one scan", _crowd),
     Section("Retention", "locimem bench retention",

@@ -12,6 +12,7 @@ before any new scan is accepted.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import os
@@ -47,6 +48,7 @@ from locimem.model import (
     Event,
     ScanResult,
 )
+from locimem.perception import Box2D, Intrinsics, lift_frame
 from locimem.store import open_store
 from locimem.store.base import Store, is_postgres_url
 from locimem.store.sqlite import MEMORY
@@ -198,6 +200,37 @@ class ObjectMemory(Corrections, PoseCorrections, MapEpochs, PriorMapWrites, Room
         if self.__dict__.get("_provisional"):  # an epoch's own scope took ids meanwhile
             sync_counters(self)
         return self._scan(t, detections, camera, source)
+
+    def observe_frame(self, t: float, boxes: Iterable[Box2D], depth: Any,
+                      intrinsics: Intrinsics, position: Any, quaternion: Any, *,
+                      frame: str = "optical", depth_intrinsics: Intrinsics | None = None,
+                      depth_scale: float = 1.0, range_m: tuple[float, float] = (0.1, 10.0),
+                      source: str = "tracker", map_epoch: str | None = None) -> ScanResult:
+        """Ingest one camera frame: a 2D detector's boxes (and masks) lifted with the depth
+        image (:func:`locimem.perception.lift_frame`, whose arguments these are), then
+        :meth:`observe`-d at ``t`` with the frame's camera, so that what the camera looked
+        at and did not see counts too.
+
+        The result is indexed by box: ``assignments[i]`` is the object box ``i`` became
+        (None if it did not), and a box that could not be lifted is ``rejected`` with
+        ``"not lifted: "`` and the reason. Bad input (a box outside the image, a mask of
+        another size, a bad pose) raises :class:`~locimem.errors.InvalidInput` and writes
+        nothing.
+        """
+        boxes = list(boxes)
+        lifted = lift_frame(boxes, depth, intrinsics, position, quaternion, frame=frame,
+                            depth_intrinsics=depth_intrinsics, depth_scale=depth_scale,
+                            range_m=range_m)
+        result = self.observe(t, lifted.detections, lifted.camera, source=source,
+                              map_epoch=map_epoch)
+        assignments: list[int | None] = [None] * len(boxes)
+        rejected = {box: f"not lifted: {why}" for box, why in lifted.skipped}
+        for i, box in enumerate(lifted.indices):
+            assignments[box] = result.assignments[i]
+            if i in result.rejected:
+                rejected[box] = result.rejected[i]
+        return dataclasses.replace(result, assignments=tuple(assignments),
+                                   rejected=dict(sorted(rejected.items())))
 
     def _scan(self, t: float, detections: Iterable[Detection], camera: Camera | None,
               source: str) -> ScanResult:

@@ -14,27 +14,27 @@ import numpy as np
 
 from locimem.model import (
     HELD_MAX,
-    NO_IDS,
     Commit,
     Event,
     EventKind,
-    MapEpoch,
     ObjectState,
     Observation,
     Record,
     RejectionState,
-    TombstoneState,
 )
-from locimem.model.prior import Delta, PriorEntry
-from locimem.model.rows import RowChanges
-from locimem.tracker.state import MemoryState, keyframes_of
+from locimem.tracker.effects import (  # (re-exported: the tracker's users read them here)
+    EFFECTS,
+    EPOCH_KINDS,
+    Touched,
+    apply_epoch,
+    new_object,
+)
+from locimem.tracker.state import MemoryState
+
+__all__ = ["EPOCH_KINDS", "TOMB_KEY", "Touched", "apply", "apply_epoch", "new_object", "replay",
+           "update_object"]
 
 TOMB_KEY = "tomb:"  # rejection key prefix of a sighting suppressed by a tombstone
-# events that change no state: counts come from observations, relations are derived
-_NO_OP = frozenset({EventKind.COMPACTED, EventKind.SUPPRESSED, EventKind.RELATION})
-_ROOM_KINDS = frozenset({EventKind.ROOM_DEFINED, EventKind.ROOMS_CONNECTED,
-                        EventKind.ROOM_REMOVED})
-EPOCH_KINDS = frozenset({EventKind.MAP_EPOCH, EventKind.MAP_ALIGNED})
 
 
 def update_object(obj: ObjectState, obs: Observation, camera: bool = False) -> None:
@@ -319,55 +319,6 @@ def _row_dots(a: np.ndarray) -> np.ndarray:
     return np.array([x.dot(x) for x in a])
 
 
-class Touched:
-    """What records changed in a state, collected by :func:`apply` as it applies them; at the
-    end of a commit :meth:`rows` turns it into the materialised rows to write."""
-
-    __slots__ = (
-        "deltas",
-        "keyframes",
-        "keys",
-        "missed",
-        "objects",
-        "prior",
-        "removed_objects",
-        "removed_tombstones",
-        "rooms",
-        "tombs",
-    )
-
-    def __init__(self) -> None:
-        self.objects: set[int] = set()  # upserted if still live at the end
-        self.missed: set[int] = set()  # missed by a look (a narrow update, unless upserted)
-        self.tombs: set[int] = set()
-        self.keys: set[str] = set()  # rejection keys
-        self.removed_objects: list[int] = []
-        self.removed_tombstones: list[int] = []
-        self.rooms = False
-        self.prior: set[int] = set()
-        self.deltas: set[int] = set()
-        self.keyframes: set[int] = set()
-
-    def rows(self, state: MemoryState) -> RowChanges:
-        live = sorted(i for i in self.objects if i in state.objects)
-        missed = sorted(i for i in self.missed if i not in self.objects and i in state.objects)
-        tombs = self.tombs
-        return RowChanges(
-            objects=[state.objects[i] for i in live],
-            missed=[state.objects[i] for i in missed],
-            removed_objects=self.removed_objects,
-            tombstones={i: state.tombstones[i] for i in sorted(tombs) if i in state.tombstones},
-            removed_tombstones=self.removed_tombstones,
-            rejections={k: state.rejections[k] for k in sorted(self.keys)},
-            rooms=state.scene.rooms.to_dict() if self.rooms else None,
-            touched=sorted({*live, *self.removed_objects, *tombs}),
-            prior={i: None if i not in state.prior else state.prior[i].to_dict()
-                   for i in self.prior},
-            deltas={i: state.deltas[i].to_dict() for i in self.deltas},
-            keyframes={i: [k.to_dict() for k in state.keyframes[i]] for i in self.keyframes},
-        )
-
-
 def apply(state: MemoryState, record: Record, lost_after_s: float,
           touched: Touched | None = None) -> None:
     """Change ``state`` by one record. ``lost_after_s`` only schedules the loss-queue index;
@@ -395,9 +346,10 @@ def apply(state: MemoryState, record: Record, lost_after_s: float,
         # events alone change what relations derive from: a relation index left to build
         # on first need is built from the objects as they were before this one
         state.scene.ensure_built()
-        _apply_event(state, record, lost_after_s)
+        effect = EFFECTS[record.kind]
+        effect.apply(state, record, lost_after_s)
         if touched is not None:
-            _touch(touched, record)
+            effect.touch(touched, record)
         return
     if isinstance(record, Commit):
         state.scene.pending.clear()  # relation changes belong to the commit that caused them
@@ -421,34 +373,6 @@ def apply(state: MemoryState, record: Record, lost_after_s: float,
     raise TypeError(f"not a record: {type(record).__name__}")
 
 
-def _touch(touched: Touched, ev: Event) -> None:
-    """The rows an applied event changed (the one place, beside :func:`_apply_event`, that
-    knows what each kind of event does to the materialised state)."""
-    kind, oid = ev.kind, ev.object_id
-    if kind in _ROOM_KINDS:
-        touched.rooms = True
-    elif kind in EPOCH_KINDS:  # no row: the events are the record (see load_state)
-        return
-    elif kind is EventKind.PRIOR:
-        touched.prior.add(oid)
-    elif kind is EventKind.DELTA:
-        touched.deltas.add(ev.data["id"])
-    elif kind is EventKind.KEYFRAME:
-        touched.keyframes.add(oid)
-    elif kind is EventKind.FORGOTTEN:
-        touched.removed_objects.append(oid)
-        touched.tombs.add(oid)
-    elif kind is EventKind.REVIVED:
-        touched.removed_tombstones.append(oid)
-        touched.objects.add(oid)
-    elif kind in (EventKind.EXPIRED, EventKind.MERGED):  # an identity ends
-        gone = oid if kind is EventKind.EXPIRED else ev.data["absorbed"]
-        touched.removed_objects.append(gone)
-        touched.objects.update((gone, oid))  # only the live ones are written
-    elif kind is not EventKind.COMPACTED:  # the object changed (relations: its row's room)
-        touched.objects.add(oid)
-
-
 def _apply_rejection(state: MemoryState, obs: Observation, touched: Touched | None) -> None:
     key = obs.key
     if key is None:
@@ -470,240 +394,3 @@ def _apply_rejection(state: MemoryState, obs: Observation, touched: Touched | No
         seen.last_seq = obs.seq
         seen.last_t = obs.t
         seen.reason = obs.rejected or seen.reason
-
-
-def _apply_event(state: MemoryState, ev: Event, lost_after_s: float) -> None:
-    kind, data = ev.kind, ev.data
-    if kind in _NO_OP:
-        return
-    if kind is EventKind.PRIOR:  # each carries the new value whole
-        if data.get("removed"):
-            state.prior.pop(ev.object_id, None)
-        else:
-            state.prior[ev.object_id] = PriorEntry.from_dict(data["entry"])
-        return
-    if kind is EventKind.DELTA:
-        delta = Delta.from_dict(data)
-        new = delta.id not in state.deltas
-        state.deltas[delta.id] = delta
-        if new:
-            state.index_delta(delta)
-        return
-    if kind is EventKind.KEYFRAME:
-        state.keyframes[ev.object_id] = keyframes_of(data["kept"])
-        return
-    if kind in EPOCH_KINDS:
-        apply_epoch(state, ev)
-        return
-    if kind is EventKind.ROOM_DEFINED:
-        state.scene.rooms.define(data["name"], data["polygon"], data.get("z_range"))
-        return
-    if kind is EventKind.ROOMS_CONNECTED:
-        state.scene.rooms.connect(data["a"], data["b"])
-        return
-    if kind is EventKind.ROOM_REMOVED:
-        state.scene.rooms.remove(data["name"])
-        return
-    if kind is EventKind.REVIVED:
-        tomb = state.tombstones.pop(ev.object_id)
-        state.tomb_grid.remove(ev.object_id)
-        obj = tomb.obj
-        obj.lost = False
-        obj.lost_at = None
-        state.objects[obj.id] = obj
-        state.place_object(obj)
-        state.schedule_loss(obj, lost_after_s)
-        return
-    if kind is EventKind.APPEARED:
-        obj = new_object(ev)
-        state.objects[obj.id] = obj
-        state.next_object_id = max(state.next_object_id, obj.id + 1)
-        state.place_object(obj)
-        state.schedule_loss(obj, lost_after_s)
-        return
-    obj = state.objects[ev.object_id]
-    if kind is EventKind.PROMOTED:
-        obj.promoted = True
-        if "to" in data:  # the settled box, refined from the averaged sightings
-            _settle(obj, data, ev.t)
-        # the label index files only promoted objects as absent; nothing is absent when it
-        # is promoted today (a sighting or a new object comes with it), but that rule
-        # should not rest on who emits PROMOTED
-        state.note_absence(obj)
-        _reindex(state, obj)
-    elif kind is EventKind.LABEL_CHANGED:
-        obj.label = data["to"]
-        state.index_label(obj)
-        _reindex(state, obj)
-    elif kind in (EventKind.MOVED, EventKind.SETTLED):
-        _settle(obj, data, ev.t)
-        if kind is EventKind.MOVED:  # told by its looks alone: remember where from
-            obj.moved_from = tuple(data["from"]) if data.get("by_looks") else None
-        _reindex(state, obj)
-    elif kind is EventKind.LOST:
-        obj.lost = True
-        obj.lost_at = ev.t
-        state.note_absence(obj)
-        state.scene.remove(obj.id)
-    elif kind is EventKind.REACQUIRED:
-        obj.lost = False
-        obj.lost_at = None
-        state.note_absence(obj)
-        state.schedule_loss(obj, lost_after_s)
-        _reindex(state, obj)
-    elif kind is EventKind.REANCHORED:  # a pose correction: the place it was seen at moved
-        obj.center = tuple(data["to"])  # type: ignore[assignment]
-        obj.place = tuple(data["place"])  # type: ignore[assignment]
-        obj.held = ()  # held sightings were placed with the poses before the correction
-        state.place_object(obj)
-        _reindex(state, obj)
-    elif kind is EventKind.CORRECTED:
-        _apply_correction(state, obj, data, ev.t)
-        state.index_label(obj)
-        _reindex(state, obj)
-    elif kind is EventKind.EXPIRED:
-        _drop(state, obj.id)
-    elif kind is EventKind.MERGED:
-        _apply_merge(state, obj, data, lost_after_s, ev.t)
-    elif kind is EventKind.SPLIT:
-        obj.held = ()
-        obj.together |= {data["into"]}
-    elif kind is EventKind.FORGOTTEN:
-        del state.objects[obj.id]
-        state.unplace_object(obj.id)
-        state.scene.remove(obj.id)
-        state.tombstones[obj.id] = TombstoneState(obj, ev.t, data["actor"], data["reason"])
-        state.tomb_grid.set(obj.id, obj.center)
-    else:  # pragma: no cover - every kind is handled above
-        raise ValueError(f"unknown event kind {kind}")
-
-
-def apply_epoch(state: MemoryState, ev: Event) -> None:
-    """A map epoch began (MAP_EPOCH) or its transform was set (MAP_ALIGNED)."""
-    data = ev.data
-    name = data["epoch"]
-    if ev.kind is EventKind.MAP_EPOCH:
-        state.epochs[name] = MapEpoch(name, data["status"], ev.t, scope=data.get("scope"))
-        return
-    before = state.epochs.get(name)
-    pair = data["transform"]
-    state.epochs[name] = MapEpoch(
-        name, data["status"], ev.t if before is None else before.since,
-        (tuple(pair[0]), tuple(pair[1])),  # type: ignore[arg-type]
-        data.get("yaw_deg"), data.get("residual_m"), len(data.get("inliers", ())),
-        None if before is None else before.scope)
-
-
-def new_object(ev: Event) -> ObjectState:
-    """The object an APPEARED event creates (before its first observation)."""
-    data = ev.data
-    center = tuple(data["center"])
-    obj = ObjectState(
-        id=ev.object_id,
-        label=data["label"],
-        center=center,  # type: ignore[arg-type]
-        size=tuple(data["size"]),  # type: ignore[arg-type]
-        place=center,  # type: ignore[arg-type]
-        first_seen=data.get("first_seen", ev.t),
-        last_seen=ev.t,
-        place_size=tuple(data["size"]),  # type: ignore[arg-type]
-        place_t=ev.t,
-        source=data.get("source", "tracker"),
-        attributes=dict(data.get("attributes", {})),
-        orientation=None if data.get("orientation") is None else tuple(data["orientation"]),
-        # a prior-map entry: believed until the camera looks and misses it, not timed out
-        seen_camera=bool(data.get("prior", False)),
-        pos_info=float(data.get("info", 0.0)),  # the first sighting's worth, if recorded
-    )
-    if "split_from" in data:  # born from another identity's held sightings
-        obj.label_mass = dict(data["label_mass"])
-        obj.n_detections = data["n_detections"]
-        obj.together = frozenset((data["split_from"],))
-    return obj
-
-
-def _drop(state: MemoryState, oid: int) -> None:
-    """Remove an identity from the live state (expired, or merged into another)."""
-    del state.objects[oid]
-    state.unplace_object(oid)
-    state.scene.remove(oid)
-
-
-def _apply_merge(state: MemoryState, obj: ObjectState, data: dict, lost_after_s: float,
-                 ev_t: float) -> None:
-    """``obj`` (the older identity) absorbs ``data["absorbed"]``: it takes the state the event
-    carries, and keeps the absorbed id so its history reads as one."""
-    gone = state.objects[data["absorbed"]]
-    obj.center = tuple(data["center"])  # type: ignore[assignment]
-    obj.size = tuple(data["size"])  # type: ignore[assignment]
-    obj.label_mass = dict(data["label_mass"])
-    obj.n_detections = data["n_detections"]
-    newer = gone if gone.last_seen >= obj.last_seen else obj  # the one seen last speaks
-    obj.track_id = newer.track_id if newer.track_id is not None else obj.track_id
-    obj.seen_camera, obj.absence_s, obj.n_missed = (newer.seen_camera, newer.absence_s,
-                                                    newer.n_missed)
-    obj.pos_info = max(obj.pos_info, gone.pos_info)
-    obj.n_looked_seen += gone.n_looked_seen
-    obj.n_looked_missed += gone.n_looked_missed
-    obj.first_seen = min(obj.first_seen, gone.first_seen)
-    obj.last_seen = max(obj.last_seen, gone.last_seen)
-    obj.promoted = obj.promoted or gone.promoted
-    if obj.feature is None or (gone.feature is not None
-                               and gone.feature.shape == obj.feature.shape):
-        if obj.feature is None:
-            obj.feature, obj.n_features = gone.feature, gone.n_features
-        elif gone.feature is not None:
-            mean = obj.feature * obj.n_features + gone.feature * gone.n_features
-            norm = float(np.linalg.norm(mean))
-            if norm > 0:
-                obj.feature = mean / norm
-            obj.n_features += gone.n_features
-    if obj.pinned_label is None and gone.pinned_label is not None:
-        obj.pinned_label, obj.label_by = gone.pinned_label, gone.label_by
-    obj.held = ()
-    obj.together = (obj.together | gone.together) - {obj.id} or NO_IDS
-    obj.merged_from = (*obj.merged_from, gone.id, *gone.merged_from)
-    obj.lost, obj.lost_at = False, None
-    if data.get("label") is not None:
-        obj.label = data["label"]
-    if "to" in data:  # the survivor settles where the absorbed one was (a consolidated move)
-        _settle(obj, data, ev_t)
-    _drop(state, gone.id)
-    state.place_object(obj)
-    state.schedule_loss(obj, lost_after_s)
-    _reindex(state, obj)
-
-
-def _settle(obj: ObjectState, data: dict, t: float) -> None:
-    """The object settled at a new place (a move or a correction)."""
-    obj.place = tuple(data["to"])  # type: ignore[assignment]
-    obj.place_size = tuple(data.get("size", obj.size))  # type: ignore[assignment]
-    obj.place_t = t
-
-
-def _reindex(state: MemoryState, obj: ObjectState) -> None:
-    """Published, present objects take part in relations."""
-    if obj.promoted and not obj.lost:
-        state.scene.place(obj)
-
-
-def _apply_correction(state: MemoryState, obj: ObjectState, data: dict, t: float) -> None:
-    field = data["field"]
-    if field == "label":
-        if data.get("mass"):
-            obj.label_mass[data["to"]] = obj.label_mass.get(data["to"], 0.0) + data["mass"]
-        if data.get("pin"):
-            obj.pinned_label = data["to"]
-            obj.label_by = data.get("actor")
-        obj.label = data["label_after"]
-    elif field == "center":
-        obj.center = tuple(data["to"])  # type: ignore[assignment]
-        _settle(obj, data, t)
-        obj.moved_from = None  # a person said where it is
-        state.place_object(obj)
-    elif field == "attributes":
-        obj.attributes.update(data.get("set", {}))
-        for key in data.get("removed", []):
-            obj.attributes.pop(key, None)
-    else:  # pragma: no cover - decide only writes the fields above
-        raise ValueError(f"unknown corrected field {field!r}")

@@ -17,50 +17,38 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from locimem.config import TrackerConfig
-from locimem.geometry import (
-    LOOKED,
-    Place,
-    PlaceLooks,
-    place_looks,
-    to_camera_frame,
-    view_box,
-)
+from locimem.geometry import to_camera_frame
 from locimem.model import (
     Camera,
     Commit,
     Detection,
-    Event,
     EventKind,
     ObjectState,
     Observation,
     Record,
 )
 from locimem.tracker.apply import TOMB_KEY, new_object, update_object
-from locimem.tracker.associate import (
-    _Associator,
-    _cosine,
-    iou_3d,
-)
+from locimem.tracker.associate import _Associator, _cosine
 from locimem.tracker.belief import (
     absence_credit,
     detection_probability,
     innovation_sigma,
-    look_factor,
     misses_can_lose,
-    place_certainty,
     position_gain,
     settled,
     sighting_sigma,
 )
 from locimem.tracker.crowd import crowd_rejections
+from locimem.tracker.duplicates import merges, neighbours, relocate
+from locimem.tracker.places import PlaceCheck, doubted
 from locimem.tracker.relocate import relocations
 from locimem.tracker.state import MemoryState
+from locimem.tracker.writer import RecordWriter  # memory/base.py imports it from here
 
 REJECT_LOW_CONFIDENCE = "below_min_confidence"
 REJECT_NEW_LOW_CONFIDENCE = "below_new_object_confidence"  # may refresh, never create
@@ -97,27 +85,77 @@ def decide(
         n_detections=len(detections),
         camera=camera.to_dict() if camera is not None else None,
     )
-    out = RecordWriter(commit, state.next_seq)
-    objects = state.objects
+    scan = _Scan(state, config, t, detections, camera, RecordWriter(commit, state.next_seq),
+                 PlaceCheck(state, config, camera), next_oid=state.next_object_id)
+    _lose_unseen(scan)
+    high, low = _screen(scan)
+    _associate(scan, high, low)
+    _record_detections(scan)
+    _look_for_absent(scan)
+    _merge_duplicates(scan)
+    _relocate_unwatched(scan)
+    return _decision(scan)
 
-    # 1. Time-only belief: objects last seen without a camera and unseen for longer than the
-    #    lost line are LOST at this scan (EXPIRED if they were never promoted).
-    gone: set[int] = set()  # expired at this scan: no longer matchable
-    lost_now: set[int] = set()
-    for oid in state.due_for_loss(t, config.lost_after_s):
+
+@dataclass(slots=True, eq=False)
+class _Scan:
+    """One scan's decision in the making: what its phases read, and what they add."""
+
+    state: MemoryState
+    config: TrackerConfig
+    t: float
+    detections: Sequence[Detection]
+    camera: Camera | None
+    out: RecordWriter  # the records so far, the commit first
+    places: PlaceCheck
+    next_oid: int  # the id the next new identity takes
+    gone: set[int] = field(default_factory=set)  # expired at this scan: no longer matchable
+    lost_now: set[int] = field(default_factory=set)  # lost at this scan
+    rejected: dict[int, str] = field(default_factory=dict)  # detection -> why
+    match: dict[int, tuple[int, str, float]] = field(default_factory=dict)  # (oid, tier, dist)
+    assoc: _Associator = field(init=False)
+    assignments: list[int | None] = field(default_factory=list)  # detection -> object id
+    after: dict[int, ObjectState] = field(default_factory=dict)  # sighted, as they will be
+    suppressed: dict[int, int] = field(default_factory=dict)  # tombstone -> sightings kept out
+    revived: set[int] = field(default_factory=set)  # tombstones revived in this scan
+    missed: list[int] = field(default_factory=list)  # looked at and absent, in id order
+    credits: list[float] = field(default_factory=list)  # the seconds of absence of each
+    together: tuple[tuple[int, int], ...] = ()  # nearby pairs sighted together (new ones)
+    merged: dict[int, int] = field(default_factory=dict)  # absorbed id -> survivor id
+
+    def lose(self, obj: ObjectState, confidence: float) -> None:
+        """``obj`` is LOST at this scan (EXPIRED if it was never promoted: gone for good)."""
+        if obj.promoted:
+            self.out.event(EventKind.LOST, obj.id, obj.label,
+                           {"last_seen": obj.last_seen, "confidence": confidence})
+            self.lost_now.add(obj.id)
+        else:
+            self.out.event(EventKind.EXPIRED, obj.id, obj.label,
+                           {"last_seen": obj.last_seen, "n_detections": obj.n_detections,
+                            "confidence": confidence})
+            self.gone.add(obj.id)
+
+
+def _lose_unseen(scan: _Scan) -> None:
+    """1. Time-only belief: objects last seen without a camera and unseen for longer than the
+    lost line are LOST at this scan (EXPIRED if they were never promoted)."""
+    t, config, objects = scan.t, scan.config, scan.state.objects
+    for oid in scan.state.due_for_loss(t, config.lost_after_s):
         obj = objects[oid]
-        _lose(out, config, obj, t, obj.confidence(t, config.tau_s), lost_now, gone)
+        scan.lose(obj, obj.confidence(t, config.tau_s))
 
-    # 2. Association: one assignment problem for the confident detections (against live and
-    #    re-acquirable objects), then one for the rest (ByteTrack's second pass: against the
-    #    live objects left unmatched only).
-    rejected: dict[int, str] = {}
+
+def _screen(scan: _Scan) -> tuple[list[int], list[int]]:
+    """2a. Which detections are rejected before association (below ``min_detection_confidence``;
+    duplicates and same-place crowds, tracker/crowd.py), and, of the rest, the confident ones
+    (which may create an object) and the unsure ones (which may only refresh one)."""
+    config, detections, rejected = scan.config, scan.detections, scan.rejected
     high: list[int] = []
     low: list[int] = []
     for i, det in enumerate(detections):
         if det.confidence < config.min_detection_confidence:
             rejected[i] = REJECT_LOW_CONFIDENCE
-    rejected.update(crowd_rejections(  # duplicates and same-place crowds (tracker/crowd.py)
+    rejected.update(crowd_rejections(
         detections, [i for i in range(len(detections)) if i not in rejected],
         config.tight_radius_m))
     for i, det in enumerate(detections):
@@ -127,159 +165,203 @@ def decide(
             low.append(i)
         else:
             high.append(i)
-    assoc = _Associator(state, config, t, detections, lost_now, gone)
-    match = assoc.solve(high, allow_lost=True, exclude=set())
+    return high, low
+
+
+def _associate(scan: _Scan, high: list[int], low: list[int]) -> None:
+    """2b. Association: one assignment problem for the confident detections (against live and
+    re-acquirable objects), then one for the rest (ByteTrack's second pass: against the live
+    objects left unmatched only); then by embedding, anywhere, for the confident ones left and
+    the most confident few unsure ones (``appearance_unsure_max``: each search reads every
+    object's embedding) — an unsure detection whose embedding clearly picks out a live object
+    refreshes it too (it may not create one): a bottle carried off, first seen at 0.4 as a
+    "vase". A match back where a move told by its object's looks alone took it from is
+    dropped (:func:`_back_where_it_was`); an unsure detection left unmatched is rejected."""
+    config, detections, objects = scan.config, scan.detections, scan.state.objects
+    assoc = scan.assoc = _Associator(scan.state, config, scan.t, detections, scan.lost_now,
+                                     scan.gone)
+    match = scan.match
+    match.update(assoc.solve(high, allow_lost=True, exclude=set()))
     if low:
         match.update(assoc.solve(low, allow_lost=False,
                                  exclude={m[0] for m in match.values()}))
     unmatched = [i for i in high if i not in match and detections[i].feature is not None]
     if unmatched:
         match.update(assoc.by_appearance(unmatched, exclude={m[0] for m in match.values()}))
-    # an unsure detection whose embedding clearly picks out a live object anywhere refreshes
-    # it too (it may not create one): a bottle carried off, first seen at 0.4 as a "vase" —
-    # the most confident few (each search reads every object's embedding)
     weak = sorted((i for i in low if i not in match and detections[i].feature is not None),
                   key=lambda i: (-detections[i].confidence, i))[:config.appearance_unsure_max]
     if weak:
         match.update(assoc.by_appearance(weak, exclude={m[0] for m in match.values()},
                                          allow_lost=False))
-    # a sighting back where a move told by its object's looks alone took it from is another
-    # thing of that make, not the object moving back: unmatched (a new identity, or for an
-    # unsure detection, which never creates one, a rejection)
     for i in [i for i, (oid, _, dist) in match.items()
               if _back_where_it_was(objects[oid], detections[i], dist, config)]:
         del match[i]
     for i in low:
         if i not in match:
-            rejected[i] = REJECT_NEW_LOW_CONFIDENCE
+            scan.rejected[i] = REJECT_NEW_LOW_CONFIDENCE
 
-    # 3. Records, detection by detection in input order.
-    assignments: list[int | None] = []
-    next_oid = state.next_object_id
-    suppressed: dict[int, int] = {}  # tombstone id -> sightings it kept out in this scan
-    revived: set[int] = set()
-    after: dict[int, ObjectState] = {}  # objects sighted in this scan, as they will be
-    places = _PlaceCheck(state, config, camera)
-    cam = camera is not None
-    tight = config.tight_radius_m
-    for i, det in enumerate(detections):
+
+def _record_detections(scan: _Scan) -> None:
+    """3. Records, detection by detection in input order: a rejected one's observation, a
+    matched one's sighting (:func:`_record_match`), one a tombstone recognises
+    (:func:`_record_forgotten`), or a new identity (:func:`_record_new`)."""
+    out, rejected, match, assignments = scan.out, scan.rejected, scan.match, scan.assignments
+    tight = scan.config.tight_radius_m
+    for i, det in enumerate(scan.detections):
         if i in rejected:
-            out.observation(i, det, None, None, 1.0, rejected[i],
-                            key=rejection_key(det, config.tight_radius_m))
+            out.observation(i, det, None, None, 1.0, rejected[i], key=rejection_key(det, tight))
             assignments.append(None)
             continue
         hit = match.get(i)
         if hit is not None:
-            oid, tier, dist = hit
-            obj = objects[oid]
-            lost = obj.lost or oid in lost_now
-            if not lost and dist <= tight and not settled(obj, config):  # the common case
-                weight, split = position_gain(config, obj, det, dist, camera), False
-            else:
-                weight, split = _weight(config, t, i, det, obj, dist, lost, assoc, places,
-                                        tier)
-            if split:
-                nid = next_oid
-                next_oid += 1
-                _split(out, config, t, i, det, obj, nid, after, cam)
-                assignments.append(nid)
-                continue
-            if lost:
-                out.event(EventKind.REACQUIRED, obj.id, obj.label,
-                          {"lost_at": obj.lost_at if obj.lost else t,
-                           "gap_s": t - obj.last_seen})
-            obs = out.observation(i, det, oid, tier, weight, None)
-            after[obj.id] = _sighting(out, config, obj, obs, camera=cam)
-            assignments.append(obj.id)
+            assignments.append(_record_match(scan, i, det, hit))
             continue
-
-        tomb_id = _tombstone_match(state, config, det, revived)
+        tomb_id = _tombstone_match(scan.state, scan.config, det, scan.revived)
         if tomb_id is not None:
-            tomb = state.tombstones[tomb_id]
-            kept_out = tomb.suppressed + suppressed.get(tomb_id, 0)
-            if config.revive_after is not None and kept_out + 1 >= config.revive_after:
-                out.event(EventKind.REVIVED, tomb_id, tomb.obj.label,
-                          {"suppressed": kept_out, "forgotten_at": tomb.forgotten_at})
-                revived.add(tomb_id)
-                after[tomb_id] = _sighting(
-                    out, config, tomb.obj, out.observation(i, det, tomb_id, "revive", 1.0, None),
-                    camera=cam)
-                assignments.append(tomb_id)
-                continue
-            last = tomb.last_suppressed
-            if tomb_id not in suppressed and (last is None or t - last > config.reacquire_window_s):
-                out.event(EventKind.SUPPRESSED, tomb_id, tomb.obj.label,
-                          {"forgotten_at": tomb.forgotten_at, "label": det.label,
-                           "center": list(det.center)})
-            suppressed[tomb_id] = suppressed.get(tomb_id, 0) + 1
-            rejected[i] = REJECT_FORGOTTEN
-            out.observation(i, det, None, None, 1.0, REJECT_FORGOTTEN, key=f"{TOMB_KEY}{tomb_id}")
-            assignments.append(None)
-            continue
+            assignments.append(_record_forgotten(scan, i, det, tomb_id))
+        else:
+            assignments.append(_record_new(scan, i, det))
 
-        oid = next_oid  # a new identity
-        next_oid += 1
-        data = {"label": det.label, "center": list(det.center), "size": list(det.size)}
-        if commit.actor != "tracker":  # the default source is left implicit
-            data["source"] = commit.actor
-        if camera is not None:  # a far first sighting is worth less than one reference one
-            ratio = config.position_sigma_m / sighting_sigma(config, det, camera)
-            data["info"] = ratio * ratio
-        ev = out.event(EventKind.APPEARED, oid, det.label, data)
-        fresh = new_object(ev)
-        after[oid] = _sighting(out, config, fresh, out.observation(i, det, oid, "new", 1.0, None),
-                               new=True, camera=cam)
-        assignments.append(oid)
 
-    # 4. Looked and absent: objects whose place this scan's camera had in view, not hidden,
-    #    and which no detection matched. Each takes the evidence of absence a Bernoulli
-    #    existence filter gives one miss, weighted by its probability of detection (see
-    #    tracker/belief.py); those whose existence falls below the lost line are LOST
-    #    (EXPIRED if never promoted) — a glimpse (belief.misses_can_lose) only by a look
-    #    that saw through at least half of a place it surely stands on (visible share times
-    #    belief.place_certainty): its box is a guess, and a look beside it proves nothing.
-    #    A late scan (a fleet's, within the store's late_s) is no evidence against a thing
-    #    sighted after its time: it may have arrived since.
-    missed: list[int] = []
-    credits: list[float] = []
+def _record_match(scan: _Scan, i: int, det: Detection, hit: tuple[int, str, float]) -> int:
+    """A matched detection: how far it moves its object (:func:`_weight`; a near sighting of
+    a live, unsettled object is simply smoothed in), then its sighting (REACQUIRED first when
+    the object was lost) — or a SPLIT off a new identity. Returns the id it is assigned."""
+    config, out, camera, t = scan.config, scan.out, scan.camera, scan.t
+    oid, tier, dist = hit
+    obj = scan.state.objects[oid]
+    lost = obj.lost or oid in scan.lost_now
+    if not lost and dist <= config.tight_radius_m and not settled(obj, config):  # common case
+        weight, split = position_gain(config, obj, det, dist, camera), False
+    else:
+        weight, split = _weight(config, t, i, det, obj, dist, lost, scan.assoc, scan.places,
+                                tier)
+    if split:
+        nid = scan.next_oid
+        scan.next_oid += 1
+        _split(out, config, t, i, det, obj, nid, scan.after, camera is not None)
+        return nid
+    if lost:
+        out.event(EventKind.REACQUIRED, obj.id, obj.label,
+                  {"lost_at": obj.lost_at if obj.lost else t, "gap_s": t - obj.last_seen})
+    obs = out.observation(i, det, oid, tier, weight, None)
+    scan.after[obj.id] = _sighting(out, config, obj, obs, camera=camera is not None)
+    return obj.id
+
+
+def _record_forgotten(scan: _Scan, i: int, det: Detection, tomb_id: int) -> int | None:
+    """A detection a tombstone recognises: the forgotten object is REVIVED by its
+    ``revive_after``-th sighting kept out (returns its id); before that the sighting is
+    rejected as forgotten (returns None), with a SUPPRESSED event the first time in a scan
+    and ``reacquire_window_s``."""
+    config, out, suppressed = scan.config, scan.out, scan.suppressed
+    tomb = scan.state.tombstones[tomb_id]
+    kept_out = tomb.suppressed + suppressed.get(tomb_id, 0)
+    if config.revive_after is not None and kept_out + 1 >= config.revive_after:
+        out.event(EventKind.REVIVED, tomb_id, tomb.obj.label,
+                  {"suppressed": kept_out, "forgotten_at": tomb.forgotten_at})
+        scan.revived.add(tomb_id)
+        scan.after[tomb_id] = _sighting(
+            out, config, tomb.obj, out.observation(i, det, tomb_id, "revive", 1.0, None),
+            camera=scan.camera is not None)
+        return tomb_id
+    last = tomb.last_suppressed
+    if tomb_id not in suppressed and (last is None or scan.t - last > config.reacquire_window_s):
+        out.event(EventKind.SUPPRESSED, tomb_id, tomb.obj.label,
+                  {"forgotten_at": tomb.forgotten_at, "label": det.label,
+                   "center": list(det.center)})
+    suppressed[tomb_id] = suppressed.get(tomb_id, 0) + 1
+    scan.rejected[i] = REJECT_FORGOTTEN
+    out.observation(i, det, None, None, 1.0, REJECT_FORGOTTEN, key=f"{TOMB_KEY}{tomb_id}")
+    return None
+
+
+def _record_new(scan: _Scan, i: int, det: Detection) -> int:
+    """A detection nothing remembered matched: a new identity (APPEARED; with a camera, a far
+    first sighting is worth less than one at the reference distance). Returns its id."""
+    config, out, camera = scan.config, scan.out, scan.camera
+    oid = scan.next_oid
+    scan.next_oid += 1
+    data = {"label": det.label, "center": list(det.center), "size": list(det.size)}
+    if out.commit.actor != "tracker":  # the default source is left implicit
+        data["source"] = out.commit.actor
     if camera is not None:
-        for oid, factor, empty in places.looked(set(after) | lost_now | gone):
-            obj = objects[oid]
-            if obj.last_seen > t:
-                continue
-            credit = absence_credit(obj, detection_probability(obj, config) * factor, config,
-                                    empty)
-            missed.append(oid)
-            credits.append(credit)
-            if (obj.seen_camera and obj.absence_s + credit > config.lost_after_s
-                    and (empty >= 0.5 or misses_can_lose(obj, config))):
-                absent = obj.absence_s + credit
-                _lose(out, config, obj, t, math.exp(-absent / config.tau_s), lost_now, gone)
+        ratio = config.position_sigma_m / sighting_sigma(config, det, camera)
+        data["info"] = ratio * ratio
+    ev = out.event(EventKind.APPEARED, oid, det.label, data)
+    fresh = new_object(ev)
+    scan.after[oid] = _sighting(out, config, fresh, out.observation(i, det, oid, "new", 1.0, None),
+                                new=True, camera=camera is not None)
+    return oid
 
-    # 5. Duplicates: a sighted identity and a live one with the same label, overlapping, never
-    #    seen together in one scan, are one thing: the younger is merged into the older.
-    index = {oid: i for i, oid in enumerate(assignments) if oid is not None}
-    together, close = _neighbours(state, config, detections, index, after, assoc)
-    merged = _merges(out, state, config, after, lost_now | gone, close) if close else {}
-    # 6. Moves nobody watched: an identity whose place was found empty and a new one of its
-    #    label elsewhere are one object that moved (tracker/relocate.py).
-    settled_now = [oid for oid, a in after.items()  # promoted and settled (belief.settled)
+
+def _look_for_absent(scan: _Scan) -> None:
+    """4. Looked and absent: objects whose place this scan's camera had in view, not hidden,
+    and which no detection matched. Each takes the evidence of absence a Bernoulli existence
+    filter gives one miss, weighted by its probability of detection (see tracker/belief.py);
+    those whose existence falls below the lost line are LOST (EXPIRED if never promoted) — a
+    glimpse (belief.misses_can_lose) only by a look that saw through at least half of a place
+    it surely stands on (visible share times belief.place_certainty): its box is a guess, and
+    a look beside it proves nothing. A late scan (a fleet's, within the store's late_s) is no
+    evidence against a thing sighted after its time: it may have arrived since."""
+    if scan.camera is None:
+        return
+    config, t, objects = scan.config, scan.t, scan.state.objects
+    for oid, factor, empty in scan.places.looked(set(scan.after) | scan.lost_now | scan.gone):
+        obj = objects[oid]
+        if obj.last_seen > t:
+            continue
+        credit = absence_credit(obj, detection_probability(obj, config) * factor, config, empty)
+        scan.missed.append(oid)
+        scan.credits.append(credit)
+        if (obj.seen_camera and obj.absence_s + credit > config.lost_after_s
+                and (empty >= 0.5 or misses_can_lose(obj, config))):
+            absent = obj.absence_s + credit
+            scan.lose(obj, math.exp(-absent / config.tau_s))
+
+
+def _merge_duplicates(scan: _Scan) -> None:
+    """5. Duplicates: a sighted identity and a live one with the same label, overlapping,
+    never seen together in one scan, are one thing: the younger is merged into the older
+    (tracker/duplicates.py). Also finds the nearby pairs sighted together, for the commit."""
+    index = {oid: i for i, oid in enumerate(scan.assignments) if oid is not None}
+    scan.together, close = neighbours(scan.state, scan.config, scan.detections, index,
+                                      scan.after, scan.assoc)
+    if close:
+        scan.merged = merges(scan.out, scan.state, scan.config, scan.after,
+                             scan.lost_now | scan.gone, close)
+
+
+def _relocate_unwatched(scan: _Scan) -> None:
+    """6. Moves nobody watched: an identity whose place was found empty and a new one of its
+    label elsewhere are one object that moved (tracker/relocate.py): the old identity absorbs
+    the new one, with a MOVED."""
+    state, config, objects, merged = scan.state, scan.config, scan.state.objects, scan.merged
+    settled_now = [oid for oid, a in scan.after.items()  # promoted and settled (belief.settled)
                    if settled(a, config)
                    and not (oid in objects and settled(objects[oid], config))]
-    doubted_now = {oid for oid, credit in zip(missed, credits, strict=True)
-                   if _doubted(objects[oid], config, 1, credit)
-                   and not _doubted(objects[oid], config)}  # became doubted in this scan
-    dead = gone | set(merged) | set(merged.values())
-    for old, new, by_looks in relocations(state, config, t, after, settled_now, lost_now,
-                                          doubted_now, dead):
-        _relocate(out, state, after, old, new, by_looks)
+    doubted_now = {oid for oid, credit in zip(scan.missed, scan.credits, strict=True)
+                   if doubted(objects[oid], config, 1, credit)
+                   and not doubted(objects[oid], config)}  # became doubted in this scan
+    dead = scan.gone | set(merged) | set(merged.values())
+    for old, new, by_looks in relocations(state, config, scan.t, scan.after, settled_now,
+                                          scan.lost_now, doubted_now, dead):
+        relocate(scan.out, state, scan.after, old, new, by_looks)
         merged[new] = old
-    if missed or together:
-        out.records[0] = replace(commit, missed=tuple(missed), miss_credits=tuple(credits),
-                                 together=together)
+
+
+def _decision(scan: _Scan) -> Decision:
+    """The commit completed (the objects looked at and missed, the seconds of absence credited
+    to each, the pairs seen together), and each detection's final object (a merged one's
+    survivor)."""
+    out, merged, assignments = scan.out, scan.merged, scan.assignments
+    if scan.missed or scan.together:
+        out.records[0] = replace(out.commit, missed=tuple(scan.missed),
+                                 miss_credits=tuple(scan.credits), together=scan.together)
     final = tuple(merged.get(a, a) if a is not None else None for a in assignments) \
         if merged else tuple(assignments)
-    return Decision(out.records, final, rejected, _frame_warnings(camera, detections))
+    return Decision(out.records, final, scan.rejected,
+                    _frame_warnings(scan.camera, scan.detections))
 
 
 def _frame_warnings(camera: Camera | None, detections: Sequence[Detection]) -> tuple[str, ...]:
@@ -304,156 +386,6 @@ def _frame_warnings(camera: Camera | None, detections: Sequence[Detection]) -> t
 
 OPTICAL_HINT = "Camera(frame='optical') for a ROS optical-frame quaternion"
 """The fix the field-of-view warning names, in Python terms (a front end words its own)."""
-
-
-def _relocate(out: RecordWriter, state: MemoryState, after: dict[int, ObjectState],
-              old_id: int, new_id: int, by_looks: bool) -> None:
-    """``old_id`` moved where ``new_id`` is: it absorbs the new identity (MERGED, taking its
-    place) and the move is recorded (MOVED from its old place, with ``seen_there_since``: the
-    new identity's first sighting, by when the move had happened — this scan only tells
-    it; and ``by_looks`` when its old place was not found empty)."""
-    old = after.get(old_id) or state.objects[old_id]
-    new = after.get(new_id) or state.objects[new_id]
-    mass, label = _merged_vote(old, new)
-    distance = math.dist(old.place, new.center)
-    out.event(EventKind.MERGED, old_id, label, {
-        "absorbed": new_id, "center": list(new.center), "size": list(new.size),
-        "label_mass": dict(sorted(mass.items())),
-        "n_detections": old.n_detections + new.n_detections, "label": label,
-        "distance_m": distance, "to": list(new.center), "relocated": True})
-    out.event(EventKind.MOVED, old_id, label, {
-        "from": list(old.place), "to": list(new.center), "distance_m": distance,
-        "size": list(new.size), "relocated": True, "seen_there_since": new.first_seen,
-        **({"by_looks": True} if by_looks else {})})
-
-
-def _doubted(obj: ObjectState, config: TrackerConfig, misses: int = 0,
-             credit: float = 0.0) -> bool:
-    """Looked at and missed, and no longer confident (after ``misses`` more looks adding
-    ``credit`` seconds of absence)."""
-    return (obj.n_missed + misses >= config.doubt_after_misses
-            and math.exp(-(obj.absence_s + credit) / config.tau_s) < config.publish_min)
-
-
-def _merged_vote(survivor: ObjectState, absorbed: ObjectState) -> tuple[dict[str, float], str]:
-    """The summed label mass of two identities becoming one, and the label it votes (a
-    person's pinned label, from either side, wins)."""
-    mass = dict(survivor.label_mass)
-    for lab, m in absorbed.label_mass.items():
-        mass[lab] = mass.get(lab, 0.0) + m
-    probe = survivor.copy()
-    probe.label_mass = mass
-    probe.pinned_label = survivor.pinned_label or absorbed.pinned_label
-    return mass, probe.voted_label()
-
-
-def _lose(out: RecordWriter, config: TrackerConfig, obj: ObjectState, t: float,
-          confidence: float, lost_now: set[int], gone: set[int]) -> None:
-    if obj.promoted:
-        out.event(EventKind.LOST, obj.id, obj.label,
-                  {"last_seen": obj.last_seen, "confidence": confidence})
-        lost_now.add(obj.id)
-    else:
-        out.event(EventKind.EXPIRED, obj.id, obj.label,
-                  {"last_seen": obj.last_seen, "n_detections": obj.n_detections,
-                   "confidence": confidence})
-        gone.add(obj.id)
-
-
-# -- the camera --------------------------------------------------------------------------------
-class _PlaceCheck:
-    """What this scan's camera says about remembered places (computed on demand)."""
-
-    def __init__(self, state: MemoryState, config: TrackerConfig, camera: Camera | None) -> None:
-        self.state, self.config, self.camera = state, config, camera
-        self._cache: dict[int, int] = {}
-
-    def _looks(self, oids: list[int], uncertainty_m: float = 0.008) -> PlaceLooks:
-        objects, config = self.state.objects, self.config
-        centers = np.array([objects[o].center for o in oids], dtype=np.float64).reshape(-1, 3)
-        sizes = np.array([objects[o].size for o in oids], dtype=np.float64).reshape(-1, 3)
-        return place_looks(self.camera, centers, sizes,  # type: ignore[arg-type]
-                           see_through_m=config.see_through_m, uncertainty_m=uncertainty_m,
-                           depth_noise_m=config.depth_noise_m,
-                           depth_noise_per_m=config.depth_noise_per_m)
-
-    def vacated(self, obj: ObjectState, dist: float) -> bool:
-        """Whether a far sighting may move the object at once: without a camera, or when
-        it is doubted (looks since its last sighting missed it, and it is no longer confident),
-        yes (the design's time-only model; a move); with one, when it saw a promoted
-        object's place empty (the middle third of its box: its estimate may be off by a few
-        centimetres), or did not
-        have it in view and the sighting is beyond the drift radius (re-identified elsewhere)
-        — not when the place was in view and not seen empty (occupied, occluded, too small for
-        the depth image) or, for a nearer sighting, out of view: that move waits for
-        consistent sightings."""
-        if self.camera is None or _doubted(obj, self.config):  # looks missed it: doubted
-            return True
-        if obj.id not in self._cache:  # a conservative look: only the box's middle third
-            self._cache[obj.id] = int(self._looks([obj.id], uncertainty_m=math.inf).states[0])
-        state = self._cache[obj.id]
-        if state == Place.OUT_OF_VIEW:  # near: an outlier at the edge of view; far: moved
-            return dist > self.config.drift_radius_m
-        # a tentative object's place is too uncertain for its emptiness to mean much
-        return obj.promoted and state in (Place.EMPTY, Place.IN_VIEW)
-
-    def looked(self, exclude: set[int]) -> list[tuple[int, float, float]]:
-        """Live objects (leaving out ``exclude``) whose place the camera had wholly in view and
-        range and not hidden — seen through, showing a surface where the object would be, or,
-        without a depth image, simply in view — in id order, each with the share of its
-        probability of detection this look allows (:func:`~locimem.tracker.belief.look_factor`)
-        and the share of it seen through (the visible share of an ``EMPTY`` place, else 0).
-        Occluded, no-reading and out-of-view places are neutral."""
-        camera = self.camera
-        assert camera is not None
-        objects = self.state.objects
-        # within range and around the view (a box in view has its centre inside it): an 8 m
-        # sphere holds about four times what a 90-degree view does
-        lo, hi = view_box(camera)
-        candidates = [oid for oid in self.state.grid.near_in_box(camera.position,
-                                                                 camera.range_m, lo, hi)
-                      if oid not in exclude and not objects[oid].lost]
-        if not candidates:
-            return []
-        looks = self._looks(candidates)
-        out = []
-        for k, oid in enumerate(candidates):
-            place = int(looks.states[k])
-            if place in LOOKED:
-                factor = look_factor(looks, k, camera, self.config)
-                empty = (float(looks.visible[k]) * place_certainty(objects[oid], self.config)
-                         if place == Place.EMPTY else 0.0)
-                if factor > 0.0 or empty > 0.0:
-                    out.append((oid, factor, empty))
-        return out
-
-
-# -- records -----------------------------------------------------------------------------------
-class RecordWriter:
-    """Builds one commit's records, numbering them from ``next_seq``."""
-
-    def __init__(self, commit: Commit, next_seq: int) -> None:
-        self.commit = commit
-        self.records: list[Record] = [commit]
-        self.seq = next_seq
-
-    def event(self, kind: EventKind, oid: int, label: str, data: dict[str, Any]) -> Event:
-        ev = Event(self.seq, self.commit.id, self.commit.t, kind, oid, label, data)
-        self.seq += 1
-        self.records.append(ev)
-        return ev
-
-    def observation(self, index: int, det: Detection, oid: int | None, tier: str | None,
-                    weight: float, rejected: str | None, key: str | None = None) -> Observation:
-        obs = Observation(
-            seq=self.seq, commit=self.commit.id, t=self.commit.t, index=index, label=det.label,
-            confidence=det.confidence, center=det.center, size=det.size, object_id=oid,
-            tier=tier, weight=weight, rejected=rejected, track_id=det.track_id,
-            orientation=det.orientation, feature=det.feature, key=key,
-        )
-        self.seq += 1
-        self.records.append(obs)
-        return obs
 
 
 def _sighting(out: RecordWriter, config: TrackerConfig, obj: ObjectState,
@@ -564,7 +496,7 @@ def _too_big(det: Detection, obj: ObjectState, ratio: float) -> bool:
 
 
 def _weight(config: TrackerConfig, t: float, i: int, det: Detection, obj: ObjectState,
-            dist: float, lost: bool, assoc: _Associator, places: _PlaceCheck,
+            dist: float, lost: bool, assoc: _Associator, places: PlaceCheck,
             tier: str) -> tuple[float, bool]:
     """(weight, split): how far the object's position moves toward this sighting, and whether
     it instead splits off a new identity.
@@ -652,99 +584,3 @@ def _split(out: RecordWriter, config: TrackerConfig, t: float, index: int, det: 
     fresh = new_object(ev)
     obs = out.observation(index, det, nid, "split", 1.0 / (n + 1), None)
     after[nid] = _sighting(out, config, fresh, obs, camera=cam)
-
-
-# -- duplicates --------------------------------------------------------------------------------
-def _merges(out: RecordWriter, state: MemoryState, config: TrackerConfig,
-            after: dict[int, ObjectState], dead: set[int], close: dict[int, list[int]]
-            ) -> dict[int, int]:
-    """Two identities whose boxes overlap and that were never seen together in one scan cannot
-    both be right. Looking alike (or no embeddings) with the same voted label, they are one
-    thing: MERGED into the older. Looking different (embeddings), the one sighted in this scan
-    (promoted) has taken the other's place: that one is LOST (EXPIRED if never promoted).
-    Returns absorbed id -> survivor id."""
-    objects = state.objects
-    merged: dict[int, int] = {}
-    touched: set[int] = set()  # merged this scan, either side
-    for oid in sorted(close):
-        if oid not in objects or oid in dead or oid in touched:
-            continue
-        a = after[oid]
-        if a.lost:
-            continue
-        for other_id in close[oid]:
-            if math.dist(a.center, objects[other_id].center) > config.tight_radius_m:
-                continue
-            if other_id in dead or other_id in touched:
-                continue
-            b = objects[other_id]
-            if other_id in a.together or oid in b.together:
-                continue
-            if b.lost and (b.lost_at is None
-                           or out.commit.t - b.lost_at > config.reacquire_window_s):
-                continue  # lost long ago: its place is another thing's now
-            if iou_3d(a.center, a.size, b.center, b.size) < config.merge_min_iou:
-                continue
-            cos = _cosine(a.feature, b.feature)
-            if cos is not None and cos < config.feature_match_min:
-                # another thing now stands where b was: b was taken away (replaced)
-                if a.promoted and not b.lost:
-                    conf = b.confidence(out.commit.t, config.tau_s, config.tau_unseen_s)
-                    if b.promoted:
-                        out.event(EventKind.LOST, b.id, b.label,
-                                  {"last_seen": b.last_seen, "confidence": conf,
-                                   "replaced_by": a.id})
-                    else:
-                        out.event(EventKind.EXPIRED, b.id, b.label,
-                                  {"last_seen": b.last_seen, "n_detections": b.n_detections,
-                                   "confidence": conf, "replaced_by": a.id})
-                    dead.add(b.id)
-                continue
-            if b.label != a.label:
-                continue
-            older, younger = sorted((a, b), key=lambda o: (o.first_seen, o.id))
-            newer = a  # the one seen in this scan gives the place
-            mass, label = _merged_vote(older, younger)
-            out.event(EventKind.MERGED, older.id, label, {
-                "absorbed": younger.id, "center": list(newer.center), "size": list(newer.size),
-                "label_mass": dict(sorted(mass.items())),
-                "n_detections": older.n_detections + younger.n_detections,
-                "label": label, "distance_m": math.dist(a.center, b.center),
-            })
-            merged[younger.id] = older.id
-            touched.update((oid, other_id))
-            break
-    return merged
-
-
-def _neighbours(state: MemoryState, config: TrackerConfig, detections: Sequence[Detection],
-               index: dict[int, int], after: dict[int, ObjectState], assoc: _Associator
-               ) -> tuple[tuple[tuple[int, int], ...], dict[int, list[int]]]:
-    """For the objects sighted in this scan (``index``: id -> detection), within twice the
-    tight radius of their detection: the pairs both sighted (two things, never to be merged,
-    left out when already known), and per sighted object the live ones not sighted (possible
-    duplicates). Looked up in the detections' neighbour lists (drift radius, nearest first)."""
-    radius = 2 * config.tight_radius_m
-    objects = state.objects
-    pairs = set()
-    close: dict[int, list[int]] = {}
-    near = assoc.near
-    for oid, i in index.items():
-        for d, other in near.get(i, ()):
-            if d > radius:
-                break
-            if other == oid:
-                continue
-            if other in index:
-                pairs.add((oid, other) if oid < other else (other, oid))
-            elif other not in after:
-                close.setdefault(oid, []).append(other)
-    fresh = [oid for oid in index if oid not in objects]  # created in this scan
-    for oid in fresh:
-        here = detections[index[oid]].center
-        for other, j in index.items():
-            if other != oid and math.dist(here, detections[j].center) <= radius:
-                pairs.add((oid, other) if oid < other else (other, oid))
-    together = tuple(sorted(p for p in pairs
-                            if not (p[0] in objects and p[1] in objects[p[0]].together)))
-    return together, close

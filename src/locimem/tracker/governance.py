@@ -15,9 +15,9 @@ from typing import Any
 
 from locimem.config import TrackerConfig
 from locimem.model import Commit, EventKind, ObjectState, Record
-from locimem.tracker.decide import RecordWriter
-from locimem.tracker.decide import _merged_vote as merged_vote  # the tracker's own vote
+from locimem.tracker.duplicates import merged_vote  # the tracker's own vote
 from locimem.tracker.state import MemoryState
+from locimem.tracker.writer import RecordWriter
 
 Vec3 = tuple[float, float, float]
 

@@ -24,7 +24,7 @@ import numpy as np
 from locimem.config import TrackerConfig
 from locimem.model import EventKind, ObjectState, Observation, Record
 from locimem.tracker.associate import _cosine, iou_3d
-from locimem.tracker.decide import _merged_vote
+from locimem.tracker.duplicates import merged_vote
 from locimem.tracker.governance import _writer
 from locimem.tracker.state import MemoryState
 
@@ -145,7 +145,7 @@ def _merge_duplicates(out: Any, state: MemoryState, config: TrackerConfig,
                 continue
             older, younger = sorted((a, b), key=lambda o: (o.first_seen, o.id))
             newer = max((a, b), key=lambda o: (o.last_seen, o.id))  # the one seen last
-            mass, label = _merged_vote(older, younger)
+            mass, label = merged_vote(older, younger)
             out.event(EventKind.MERGED, older.id, label, {
                 "absorbed": younger.id, "center": list(newer.center),
                 "size": list(newer.size), "label_mass": dict(sorted(mass.items())),

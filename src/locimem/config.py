@@ -408,6 +408,7 @@ class TrackerConfig:
 
 
 GROUP_OF: dict[str, str] = {name: spec.group for name, _, _, spec in knobs(TrackerConfig)}
+"""Each :class:`TrackerConfig` setting's group (``relations`` is a :class:`RelationConfig`)."""
 
 
 def _deprecated(message: str) -> None:

@@ -46,7 +46,7 @@ def main() -> None:
             if args.forever:
                 print(scan, flush=True)
         total = args.writers * args.scans
-        while mem.store.count("commits", "fleet") < total:  # the rest of the fleet
+        while mem._live.store.count("commits", "fleet") < total:  # the rest of the fleet
             time.sleep(0.01)
         mem.refresh()
         json.dump(mem.snapshot(), sys.stdout, sort_keys=True, default=str)

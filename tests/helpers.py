@@ -33,9 +33,9 @@ def det(
 
 def row_counts(mem: ObjectMemory) -> dict[str, Any]:
     """Rows per log table, both through the store's API (this scope) and raw SQL (whole file)."""
-    conn = mem.store.conn
+    conn = mem._live.store.conn
     return {
-        "scoped": {t: mem.store.count(t, mem.scope) for t in TABLES},
+        "scoped": {t: mem._live.store.count(t, mem.scope) for t in TABLES},
         "raw": {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in TABLES},
     }
 

@@ -33,10 +33,10 @@ def fingerprint(path: Path, scope: str = "default") -> dict[str, Any]:
         keyframes = {o["id"]: [k.to_dict() for k in mem.keyframes(o["id"])] for o in objects}
         commits = [(c.kind, c.t, c.actor, c.n_detections, c.camera, list(c.missed),
                     list(c.miss_credits), [list(p) for p in c.together])
-                   for c in mem.store.commits(scope)]
+                   for c in mem._live.store.commits(scope)]
         observations = [(o.commit, o.t, o.index, o.label, o.confidence, o.center, o.size,
                          o.object_id, o.tier, o.weight, o.rejected, o.track_id, o.orientation)
-                        for o in mem.store.observations(scope)]
+                        for o in mem._live.store.observations(scope)]
     return {"objects": objects, "events": events, "keyframes": keyframes, "commits": commits,
             "observations": observations}
 

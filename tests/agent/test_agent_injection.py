@@ -32,8 +32,8 @@ def injected_home() -> ObjectMemory:
             Detection("cup", 0.9, (1.3, 1.1, 0.80), (0.08, 0.08, 0.1))]
     for t in range(8):
         mem.observe(float(t), dets)
-    mem._state.objects[2].label += FORMAT_CHARS  # as another tool might have stored it
-    mem._state.objects[3].label = RAW  # the cup's label, likewise
+    mem._live._state.objects[2].label += FORMAT_CHARS  # as another tool might have stored it
+    mem._live._state.objects[3].label = RAW  # the cup's label, likewise
     return mem
 
 

@@ -272,7 +272,7 @@ def test_corrections_are_audited_kept_and_valid(store, capsys) -> None:
         for _, holds in CORRECTIONS:
             holds(mem)
         assert mem.snapshot() == mem.rebuild_from_log().snapshot()
-        report = validate_store(mem.store)
+        report = validate_store(mem._live.store)
     assert report.ok, report
     code, out, _ = _run(capsys, ["validate", str(path)])
     assert code == 0

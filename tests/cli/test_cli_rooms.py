@@ -23,7 +23,7 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
 
 def _commits(path: Path) -> int:
     with ObjectMemory.open(path, read_only=True) as mem:
-        return len(mem.store.commits(mem.scope))
+        return len(mem._live.store.commits(mem.scope))
 
 
 def test_define_creates_the_store_and_list_shows_the_rooms(tmp_path, capsys) -> None:

@@ -107,7 +107,7 @@ def test_the_cli_uses_the_config(tmp_path, store, capsys) -> None:
     assert main(["--config", str(quick), "ingest", str(scans), str(fresh), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["events"] == {"APPEARED": 1, "PROMOTED": 1}
     with ObjectMemory.open(fresh, read_only=True) as mem:
-        assert mem.store.late_s == 2.5
+        assert mem._live.store.late_s == 2.5
         assert [e.kind.value for e in mem.events()] == ["APPEARED", "PROMOTED"]
         promoted = [e for e in mem.events() if e.kind.value == "PROMOTED"]
         assert promoted[0].t == 2.0  # at the second detection, not the sixth

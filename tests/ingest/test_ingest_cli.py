@@ -46,7 +46,7 @@ def commit_times(store: str | Path, scope: str = "default") -> dict[str, list[fl
     """Each source's scans (commit times, in commit order)."""
     with ObjectMemory.open(store, scope=scope, read_only=True) as mem:
         by_source: dict[str, list[float]] = {}
-        for c in mem.store.commits(scope):
+        for c in mem._live.store.commits(scope):
             if c.kind == "scan":
                 by_source.setdefault(c.actor, []).append(c.t)
         return by_source

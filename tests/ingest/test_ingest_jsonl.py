@@ -66,7 +66,7 @@ def test_a_malformed_line_is_named_and_a_rerun_resumes(run, tmp_path):
     with pytest.raises(IngestError, match=r"^scans\.jsonl line 16: not valid JSON"):
         ingest(src, store)
     with ObjectMemory.open(store, read_only=True) as mem:
-        assert mem.now == run.scans[13].t and len(mem.store.commits("default")) == 14
+        assert mem.now == run.scans[13].t and len(mem._live.store.commits("default")) == 14
     _write(src, run.scans)  # fixed
     summary = ingest(src, store)
     assert (summary.scans_resumed, summary.scans_ingested) == (14, 16)
@@ -94,7 +94,7 @@ def test_bad_lines_are_typed_errors_and_write_nothing_of_their_scan(tmp_path, ba
     with pytest.raises(IngestError, match=r"^s\.jsonl line 2: " + message):
         ingest(src, tmp_path / "j.loci")
     with ObjectMemory.open(tmp_path / "j.loci", read_only=True) as mem:
-        commits = mem.store.commits("default")
+        commits = mem._live.store.commits("default")
         assert [(c.t, c.n_detections) for c in commits] == [(2.0, 1)]
 
 
@@ -119,7 +119,7 @@ def test_equal_times_are_resumed_exactly_once(tmp_path):
     summary = ingest(src, store)
     assert (summary.scans_resumed, summary.scans_ingested) == (3, 2)
     with ObjectMemory.open(store, read_only=True) as mem:
-        assert [(c.t, c.n_detections) for c in mem.store.commits("default")] == [
+        assert [(c.t, c.n_detections) for c in mem._live.store.commits("default")] == [
             (1.0, 1), (2.0, 1), (2.0, 1), (2.0, 1), (3.0, 1)]
         assert sorted(o.center[0] for o in mem.objects()) == [1.0, 3.0, 5.0]
     # another source's scans of the same time are not this source's: they are ingested,
@@ -130,8 +130,8 @@ def test_equal_times_are_resumed_exactly_once(tmp_path):
     summary = ingest(src, store, source_name="other", late_s=2.0)
     assert (summary.scans_resumed, summary.scans_ingested) == (0, 5)
     with ObjectMemory.open(store, read_only=True) as mem:
-        assert mem.store.late_s == 2.0
-        assert [(c.t, c.actor) for c in mem.store.commits("default")][5:] == [
+        assert mem._live.store.late_s == 2.0
+        assert [(c.t, c.actor) for c in mem._live.store.commits("default")][5:] == [
             (1.0, "other"), (2.0, "other"), (2.0, "other"), (2.0, "other"), (3.0, "other")]
     assert ingest(src, store, source_name="other").scans_resumed == 5  # and it resumes
 
@@ -186,4 +186,4 @@ def test_the_guides_example_line_ingests(tmp_path):
     with ObjectMemory.open(tmp_path / "r.loci", read_only=True) as mem:
         (cup,) = mem.objects()
         assert (cup.label, cup.center, cup.track_id) == ("cup", (0.4, 0.1, 0.9), "7")
-        assert mem.store.commits("default")[0].camera["fov_deg"] == 69.4
+        assert mem._live.store.commits("default")[0].camera["fov_deg"] == 69.4

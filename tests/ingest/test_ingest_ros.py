@@ -217,7 +217,7 @@ def test_an_unknown_depth_encoding_is_a_typed_error_naming_the_stamp(run, tmp_pa
     # the three scans before it are in; nothing of the fourth
     with ObjectMemory.open(tmp_path / "bag.loci", read_only=True) as mem:
         assert mem.now == run.scans[2].t
-        assert len(mem.store.commits("default")) == 3
+        assert len(mem._live.store.commits("default")) == 3
 
 
 def test_a_truncated_depth_image_is_a_typed_error(run, tmp_path):
@@ -346,7 +346,7 @@ def test_an_off_centre_principal_point_crops_the_view_to_a_centred_window(run, t
     bag = write_bag(tmp_path / "run", run, principal_shift_px=(6, -4))  # cx 37.5, cy 19.5
     ingest(bag, tmp_path / "bag.loci")
     with ObjectMemory.open(tmp_path / "bag.loci", read_only=True) as mem:
-        cams = [c.camera for c in mem.store.commits("default")]
+        cams = [c.camera for c in mem._live.store.commits("default")]
     # columns 12..63 (centre 38 = cx + 0.5), rows 0..39 (centre 20 = cy + 0.5)
     assert {tuple(c["depth_shape"]) for c in cams} == {(40, 52)}
     assert cams[0]["fov_deg"] == pytest.approx(math.degrees(2 * math.atan(26 / 40)))

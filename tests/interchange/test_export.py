@@ -88,7 +88,7 @@ def _build(path: Path, scope: str = "home", evidence: bool = True) -> None:
 def _append_evidence(mem: ObjectMemory, recorded_at: float) -> None:
     """Prior-map, delta and keyframe records through the store's write path (what the
     evidence code writes, in plausible shapes), including a keyframe of a forgotten object."""
-    state = mem._state
+    state = mem._live._state
     commit = Commit(id=state.next_commit, kind="correction", t=float(state.now or 0.0),
                     recorded_at=recorded_at, actor="mapper", reason="prior map",
                     n_detections=0)
@@ -115,7 +115,7 @@ def _append_evidence(mem: ObjectMemory, recorded_at: float) -> None:
     ]
     for record in records:
         apply(state, record, mem.config.lost_after_s)
-    mem.store.append(mem.scope, records,
+    mem._live.store.append(mem.scope, records,
                      RowChanges(prior={1: entry}, deltas={1: delta}, keyframes={2: kept, 3: kept}))
 
 
@@ -283,7 +283,7 @@ def test_the_imported_store_is_the_same_memory(exported: Path, source: Path,
             ObjectMemory.open(store, scope="home", read_only=True) as b:
         assert b.snapshot() == a.snapshot()
         assert b.snapshot() == b.rebuild_from_log().snapshot()
-        assert b.store.counters() == a.store.counters()
+        assert b._live.store.counters() == a._live.store.counters()
         assert b.audit() == a.audit() and b.events() == a.events()
         assert b.rejections() == a.rejections() and b.tombstones() == a.tombstones()
         for obj in a.objects():
@@ -330,7 +330,7 @@ def test_import_under_another_scope(exported: Path, source: Path, tmp_path: Path
     with ObjectMemory.open(store, scope="lab", read_only=True) as b, \
             ObjectMemory.open(source, scope="home", read_only=True) as a:
         assert b.snapshot() == a.snapshot() == b.rebuild_from_log().snapshot()
-        assert b.store.scopes() == ["lab"]
+        assert b._live.store.scopes() == ["lab"]
     export_memory(store, tmp_path / "lab", scope="lab", scene="flat 3b")
     again, first = file_tree(tmp_path / "lab"), file_tree(exported)
     assert {k for k in first if again[k] != first[k]} == {MANIFEST, "memory.json"}  # the name

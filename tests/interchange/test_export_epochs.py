@@ -54,7 +54,7 @@ def _build(path: Path) -> None:
         assert [(e.name, e.status) for e in mem.map_epochs()] == [
             ("boot-1", "base"), ("boot-2", "aligned"), ("boot-3", "given"),
             ("boot-4", "provisional")]
-        assert mem.store.scopes() == ["home", "home/epochs/boot-2", "home/epochs/boot-4"]
+        assert mem._live.store.scopes() == ["home", "home/epochs/boot-2", "home/epochs/boot-4"]
 
 
 @pytest.fixture(scope="module")
@@ -215,7 +215,7 @@ def test_a_provisional_epoch_s_scope_exported_beside_it_joins_it_again(
         before = len(mem.objects())
         mem.observe(3010.0, [LAMP], map_epoch="boot-4")
         assert mem.map_epochs()[-1].status == "provisional" and len(mem.objects()) == before
-        assert mem.store.scopes() == ["home", "home/epochs/boot-4"]
+        assert mem._live.store.scopes() == ["home", "home/epochs/boot-4"]
     with ObjectMemory.open(store, scope="home/epochs/boot-4", read_only=True) as sub:
         ((_, lamp),) = [(o.label, o) for o in sub.objects()]
         assert lamp.n_detections == 5  # the four exported sightings and the new one

@@ -177,7 +177,7 @@ def test_markup_in_an_actor_is_text_and_imports(exported, tmp_path):
     forged = _forge(exported, tmp_path, "log/commits.jsonl", first)
     import_memory(forged, tmp_path / "m.loci")
     with ObjectMemory.open(tmp_path / "m.loci", scope="home", read_only=True) as mem:
-        assert mem.store.commits("home")[0].actor == "<b>alice</b>"
+        assert mem._live.store.commits("home")[0].actor == "<b>alice</b>"
 
 
 @pytest.mark.no_validate  # the scratch store is invalid on purpose (and then deleted)
@@ -218,7 +218,7 @@ def test_a_store_that_imported_ids_at_the_ceiling_writes_none_past_it(exported, 
         assert mem.objects() == [] and mem.now is None
     assert validate_store(store).ok
     with ObjectMemory.open(store, scope="home", read_only=True) as reader:
-        assert reader.store.scopes() == ["home"]  # nothing of "other" was written
+        assert reader._live.store.scopes() == ["home"]  # nothing of "other" was written
     export_memory(store, tmp_path / "again", scope="home")
     import_memory(tmp_path / "again", tmp_path / "again.loci")  # every export imports
 

@@ -47,7 +47,7 @@ def test_a_scope_stuck_in_the_future_is_taken_back_by_a_prefix_export(tmp_path,
     poisoned, clean = _stores(tmp_path, backend)
     with ObjectMemory.open(poisoned, scope="home", clock=_clock()) as mem:
         _day(mem, poison=True)
-        good = mem.store.last_commit_at("home", t=WALL)
+        good = mem._live.store.last_commit_at("home", t=WALL)
         with pytest.raises(InvalidInput) as err:
             mem.observe(WALL, [CUP])
         # the refusal names the way out, with the commit to cut at
@@ -56,7 +56,7 @@ def test_a_scope_stuck_in_the_future_is_taken_back_by_a_prefix_export(tmp_path,
         assert "then locimem import DIR NEW_STORE" in str(err.value)
     with ObjectMemory.open(clean, scope="home", clock=_clock()) as mem:
         _day(mem, poison=False)
-        never_poisoned = mem._state.snapshot()
+        never_poisoned = mem._live._state.snapshot()
 
     out = tmp_path / "before"
     report = export_memory(poisoned, out, scope="home", until_commit=good)
@@ -70,9 +70,9 @@ def test_a_scope_stuck_in_the_future_is_taken_back_by_a_prefix_export(tmp_path,
     restored = tmp_path / "restored.loci"
     import_memory(out, restored)
     with ObjectMemory.open(restored, scope="home", clock=_clock()) as mem:
-        assert mem._state.snapshot() == never_poisoned
+        assert mem._live._state.snapshot() == never_poisoned
         assert all(o.last_seen < 9e9 for o in mem.objects())  # no sighting of the poison
-        assert not mem.store.events("home", since=WALL + 1.0)
+        assert not mem._live.store.events("home", since=WALL + 1.0)
         mem.observe(WALL, [CUP])  # and real scans are taken again
         assert mem.get(1).label == "mug"
 
@@ -106,7 +106,7 @@ def test_the_cli_takes_a_scope_back(tmp_path, capsys) -> None:
     store, out, new = tmp_path / "m.loci", tmp_path / "before", tmp_path / "new.loci"
     with ObjectMemory.open(store, scope="home", clock=_clock()) as mem:
         _day(mem, poison=True)
-        good = mem.store.last_commit_at("home", t=WALL)
+        good = mem._live.store.last_commit_at("home", t=WALL)
     assert main(["export", str(store), str(out), "--scope", "home", "--until-commit",
                  str(good), "--quiet"]) == 0
     assert main(["import", str(out), str(new), "--quiet"]) == 0
@@ -127,11 +127,11 @@ def test_a_compacted_scope_is_taken_back_from_its_checkpoint(tmp_path) -> None:
             for i in range(40):
                 mem.observe(WALL - 100.0 + i, [CUP, BOOK] if i % 2 else [CUP])
             report = mem.compact(older_than_s=10.0, trail_s=5.0)
-            assert report.removed > 0 and mem.store.latest_checkpoint("home") is not None
+            assert report.removed > 0 and mem._live.store.latest_checkpoint("home") is not None
             mem.observe(WALL - 50.0, [BOOK])
             if poison:
                 mem.observe(9e9, [BOOK])
-            stores[name] = (path, mem.store.last_commit_at("home", t=WALL))
+            stores[name] = (path, mem._live.store.last_commit_at("home", t=WALL))
     (poisoned, good), (clean, _) = stores["poisoned"], stores["clean"]
     export_memory(poisoned, tmp_path / "before", scope="home", until_commit=good)
     export_memory(clean, tmp_path / "clean-out", scope="home")
@@ -139,5 +139,5 @@ def test_a_compacted_scope_is_taken_back_from_its_checkpoint(tmp_path) -> None:
     import_memory(tmp_path / "before", tmp_path / "restored.loci")
     with ObjectMemory.open(tmp_path / "restored.loci", scope="home") as mem, \
             ObjectMemory.open(clean, scope="home", read_only=True) as ref:
-        assert mem._state.snapshot() == ref._state.snapshot()
-        assert mem.rebuild_from_log().snapshot() == ref._state.snapshot()
+        assert mem._live._state.snapshot() == ref._live._state.snapshot()
+        assert mem.rebuild_from_log().snapshot() == ref._live._state.snapshot()

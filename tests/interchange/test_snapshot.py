@@ -91,7 +91,7 @@ def _assert_consistent(path: Path) -> int:
     halfway; return its number of commits."""
     with ObjectMemory.open(path, scope=SCOPE, read_only=True) as mem:
         assert mem.snapshot() == mem.rebuild_from_log().snapshot()
-        one = mem.store.conn.execute
+        one = mem._live.store.conn.execute
         assert one("PRAGMA integrity_check").fetchall() == [("ok",)]
         commits = one("SELECT id, n_detections FROM commits ORDER BY id").fetchall()
         assert [c[0] for c in commits] == list(range(1, len(commits) + 1))
@@ -444,7 +444,7 @@ def test_a_failed_replace_leaves_the_store_and_its_wal_as_they_were(
     _refused(info.path, OSError, r"No space left on device", dest=dest, force=True)
     monkeypatch.undo()
     with ObjectMemory.open(dest, scope=SCOPE, read_only=True) as mem:  # the WAL is back
-        assert mem.store.count("commits", SCOPE) == 3
+        assert mem._live.store.count("commits", SCOPE) == 3
 
 
 # -- refusals: snapshot ----------------------------------------------------------------------

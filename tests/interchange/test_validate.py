@@ -64,7 +64,7 @@ def _build(path: Path) -> None:
             mem.observe(float(t), scan)
         # the cup's prior-map entry, a delta and kept keyframes: events and rows, as the
         # memory writes them
-        _, seq, commit = mem.store.counters()
+        _, seq, commit = mem._live.store.counters()
         t = mem.now
         entry = {"label": "cup", "center": [1.2, 1.4, 0.8], "size": [0.08, 0.08, 0.1],
                  "orientation": None, "attributes": {}, "confidence": 1.0,
@@ -76,7 +76,7 @@ def _build(path: Path) -> None:
                  "evidence": {"n": 1, "first_t": t, "last_t": t, "keyframes": [0]},
                  "history": [{"t": t, "status": "pending", "by": "evidence", "reason": None}]}
         kept = [{**FRAME, "t": float(i), "seq": i} for i in range(3)]
-        mem.store.append("home", [
+        mem._live.store.append("home", [
             Commit(commit, "prior", t, 1000.0, "mapper", None, 0),
             Event(seq, commit, t, EventKind.PRIOR, CUP, "cup", {"entry": entry}),
             Event(seq + 1, commit, t, EventKind.DELTA, CUP, "cup", delta),
@@ -364,14 +364,14 @@ def test_the_v1_fixture_validates_clean_after_migration(tmp_path: Path) -> None:
 def test_an_open_store_is_checked_on_its_own_connection() -> None:
     with ObjectMemory.open(":memory:", scope="lab") as mem:
         mem.observe(0.0, [det("cup", 1.0, 1.0)])
-        assert validate_store(mem.store).ok
-        mem.store.conn.execute("UPDATE objects SET label = 'mug'")
-        report = validate_store(mem.store)
+        assert validate_store(mem._live.store).ok
+        mem._live.store.conn.execute("UPDATE objects SET label = 'mug'")
+        report = validate_store(mem._live.store)
         assert (report.target, report.scopes) == (":memory:", ("lab",))
         assert [str(v) for v in report.violations] == [
             "[cache_matches_log] scope 'lab': object #1 differs from replay in label "
             "(label: cache 'mug', log 'cup')"]
-        assert not mem.store.conn.in_transaction  # its read transaction is over
+        assert not mem._live.store.conn.in_transaction  # its read transaction is over
         mem.observe(1.0, [])  # and the memory writes on
 
 

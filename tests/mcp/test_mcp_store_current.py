@@ -35,6 +35,6 @@ def test_an_object_the_robot_created_after_the_server_opened_is_found(writes) ->
                 robot.refresh()
                 assert robot.get(book).label == "novel"
             else:  # the server's memory is at the robot's latest commit, and no further
-                assert handle.reader().state.next_commit == robot.state.next_commit
+                assert handle.reader()._live.state.next_commit == robot._live.state.next_commit
         finally:
             handle.close()

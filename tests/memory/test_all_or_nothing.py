@@ -25,13 +25,13 @@ TABLE = dict(label="kitchen table", center=(1.0, 1.0, 0.375), size=(1.2, 0.8, 0.
 
 
 def _counts(mem: ObjectMemory) -> tuple[int, ...]:
-    return tuple(mem.store.count(t, mem.scope) for t in ("commits", "observations", "events",
+    return tuple(mem._live.store.count(t, mem.scope) for t in ("commits", "observations", "events",
                                                           "objects"))
 
 
 def _assert_consistent(mem: ObjectMemory) -> None:
     assert mem.snapshot() == mem.rebuild_from_log().snapshot()
-    report = validate_store(mem.store, quick=True)
+    report = validate_store(mem._live.store, quick=True)
     assert report.ok, str(report)
 
 
@@ -42,7 +42,7 @@ def test_define_room_far_away_is_refused_and_the_store_keeps_working(store_path:
                                                r"1e\+06 m of the map origin, got 1e\+300"):
             mem.define_room("a", [(0, 0), (1e300, 0), (1e300, 1e300)])
         assert mem.rooms() == []
-        assert mem.store.count("commits", mem.scope) == 0
+        assert mem._live.store.count("commits", mem.scope) == 0
         mem.define_room("b", [(0, 0), (1, 0), (1, 1)])
         assert [r.name for r in mem.rooms()] == ["b"]
         _assert_consistent(mem)
@@ -106,7 +106,7 @@ def test_huge_prior_entry_and_move_are_refused(mem: ObjectMemory) -> None:
     with pytest.raises(InvalidInput, match=r"prior entry 1 center must lie within"):
         mem.load_prior([MUG, {"label": "cup", "center": (1, 1e7, 0.8), "size": (1, 1, 1)}],
                        scene="s")
-    assert mem.store.count("commits", mem.scope) == 0 and mem.prior_map() == {}
+    assert mem._live.store.count("commits", mem.scope) == 0 and mem.prior_map() == {}
     mem.load_prior([MUG], scene="s")
     with pytest.raises(InvalidInput, match=r"center must lie within"):
         mem.move(1, (2e6, 0, 0))
@@ -196,19 +196,19 @@ def test_a_failure_partway_through_any_verb_changes_nothing(
         prepared: ObjectMemory, monkeypatch: pytest.MonkeyPatch, verb: str, where: str) -> None:
     mem = prepared
     before, counts = mem.snapshot(), _counts(mem)
-    relations = mem._state.relations_snapshot()
+    relations = mem._live._state.relations_snapshot()
     if verb == "consolidate":  # fail the consolidation itself, not the confirmation before it
         mem.confirm_delta(1)
         before, counts = mem.snapshot(), _counts(mem)
-        relations = mem._state.relations_snapshot()
+        relations = mem._live._state.relations_snapshot()
     with monkeypatch.context() as patch:
         if where == "append":
             def atomic_append(scope: str, records: Any, delta: Any) -> None:
-                with mem.store.atomic() as conn:
+                with mem._live.store.atomic() as conn:
                     _write_rows(conn, scope, records, delta)  # the rows go in ...
                     raise Boom("injected inside the append's transaction")  # ... rolled back
 
-            patch.setattr(mem.store, "append", atomic_append)
+            patch.setattr(mem._live.store, "append", atomic_append)
         else:
             _fail_at(patch, where, after=1 if where == "apply" else 0)
         with pytest.raises(Boom):
@@ -217,7 +217,7 @@ def test_a_failure_partway_through_any_verb_changes_nothing(
             else:
                 VERBS[verb](mem)
     assert mem.snapshot() == before
-    assert mem._state.relations_snapshot() == relations
+    assert mem._live._state.relations_snapshot() == relations
     assert _counts(mem) == counts
     _assert_consistent(mem)
     VERBS[verb](mem) if verb != "consolidate" else mem.consolidate()  # and it works afterwards
@@ -267,7 +267,7 @@ def test_compact_failing_in_the_store_changes_nothing(
         raise Boom("injected into compact")
 
     with monkeypatch.context() as patch:
-        patch.setattr(mem.store, "compact", boom)
+        patch.setattr(mem._live.store, "compact", boom)
         with pytest.raises(Boom):
             mem.compact(older_than_s=5.0)
     assert mem.snapshot() == before and _counts(mem) == counts

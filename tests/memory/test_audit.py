@@ -85,7 +85,7 @@ def test_every_mutation_appears_once_with_who_why_and_when(
     assert _shape(entries) == EXPECTED
     assert len({e.commit for e in entries}) == len(entries)
     # the events of each entry are exactly the record's events of that commit
-    every_event = memory.store.events(memory.scope)
+    every_event = memory._live.store.events(memory.scope)
     for entry in entries:
         assert list(entry.events) == [e for e in every_event if e.commit == entry.commit]
     # the correction events carry who and why too
@@ -93,7 +93,7 @@ def test_every_mutation_appears_once_with_who_why_and_when(
     assert [(ev.data["actor"], ev.data["reason"]) for ev in corrected] == [
         ("alice", "it is a vase"), ("bob", "moved it"), ("alice", None)]
     # commits 2, 3 and 8 (scans without events) are in the record, not in the audit
-    assert [c.id for c in memory.store.commits(memory.scope)] == list(range(1, 11))
+    assert [c.id for c in memory._live.store.commits(memory.scope)] == list(range(1, 11))
 
 
 def test_record_time_comes_from_the_injected_clock_only(store_path: Path) -> None:
@@ -106,7 +106,7 @@ def test_record_time_comes_from_the_injected_clock_only(store_path: Path) -> Non
         memory.as_of(3.0).audit()
         memory.compact(older_than_s=0.0, dry_run=True)
         assert clock.reads == reads  # reading and dry runs never stamp anything
-        stamps = [c.recorded_at for c in memory.store.commits(memory.scope)]
+        stamps = [c.recorded_at for c in memory._live.store.commits(memory.scope)]
     assert stamps == [1000.0, 1001.0, 1002.0, 1003.0, 1004.0, 1005.0, 1006.0, 1006.5, 1007.0,
                       1008.0]
 

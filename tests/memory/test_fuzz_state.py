@@ -111,7 +111,7 @@ class MemoryMachine(RuleBasedStateMachine):
     # -- the harness: every call either lands whole or raises a LocimemError changing nothing --
     def _rows(self) -> tuple[Any, ...]:
         if self.peek is None:
-            conn = self.mem.store.conn
+            conn = self.mem._live.store.conn
             return tuple(conn.execute(f"SELECT count(*), coalesce(max(rowid), 0) FROM {table}")
                          .fetchone()[i] for table in TABLES for i in (0, 1))
         return tuple(self.peek.execute(  # every row, as text: a changed row shows too
@@ -119,11 +119,11 @@ class MemoryMachine(RuleBasedStateMachine):
             f'FROM "{self.schema}".{table} r').fetchone() for table in TABLES)
 
     def attempt(self, what: str, call: Any) -> Any:
-        before = (self.mem.snapshot(), self._rows(), self.mem._state.relations_snapshot())
+        before = (self.mem.snapshot(), self._rows(), self.mem._live._state.relations_snapshot())
         try:
             out = call()
         except LocimemError as exc:
-            after = (self.mem.snapshot(), self._rows(), self.mem._state.relations_snapshot())
+            after = (self.mem.snapshot(), self._rows(), self.mem._live._state.relations_snapshot())
             assert after == before, "a refused call changed something"
             event(f"{what}: {type(exc).__name__}")
             return None
@@ -131,7 +131,7 @@ class MemoryMachine(RuleBasedStateMachine):
         return out
 
     def ids(self, data: st.DataObject) -> int:
-        known = sorted(self.mem._state.objects)
+        known = sorted(self.mem._live._state.objects)
         return data.draw(st.one_of(st.sampled_from(known), st.sampled_from(known),
                                    st.sampled_from(known), st.integers(-2, 10**4),
                                    st.sampled_from([2**63, 2**64]))
@@ -187,7 +187,7 @@ class MemoryMachine(RuleBasedStateMachine):
     def observe_in_the_past(self) -> None:
         if self.mem.now is not None:
             # beyond the store's late-scan tolerance (SQLite 0 s, a new PostgreSQL schema 1 s)
-            t = self.mem.now - self.mem.store.late_s - 1.0
+            t = self.mem.now - self.mem._live.store.late_s - 1.0
             assert self.attempt("observe", lambda: self.mem.observe(t, [])) is None
 
     @rule(data=st.data(), label=st.sampled_from(["vase", "cup", "", "a\x00b"]))
@@ -268,7 +268,7 @@ class MemoryMachine(RuleBasedStateMachine):
 
     @rule(data=st.data(), confirm=st.booleans())
     def review_delta(self, data: st.DataObject, confirm: bool) -> None:
-        known = sorted(self.mem._state.deltas)
+        known = sorted(self.mem._live._state.deltas)
         did = data.draw(st.one_of(st.sampled_from(known), st.integers(0, 99))
                         if known else st.integers(0, 9))
         verb = self.mem.confirm_delta if confirm else self.mem.reject_delta
@@ -297,7 +297,7 @@ class MemoryMachine(RuleBasedStateMachine):
 
     @rule()
     def export_and_import(self) -> None:
-        if self.mem.store.count("commits", SCOPE) == 0:
+        if self.mem._live.store.count("commits", SCOPE) == 0:
             return
         self.n += 1
         out, copy = self.dir / f"export{self.n}", self.dir / f"import{self.n}.loci"
@@ -310,14 +310,14 @@ class MemoryMachine(RuleBasedStateMachine):
     # -- after every step ----------------------------------------------------------------------
     @invariant()
     def live_state_is_the_log(self) -> None:
-        state = self.mem._state
+        state = self.mem._live._state
         replay = self.mem.rebuild_from_log()
         assert self.mem.snapshot() == replay.snapshot()
         assert state.relations_snapshot() == replay.relations_snapshot()
 
     @invariant()
     def store_validates(self) -> None:
-        report = validate_store(self.mem.store, quick=True)
+        report = validate_store(self.mem._live.store, quick=True)
         assert report.ok, str(report)
 
 

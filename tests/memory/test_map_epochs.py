@@ -79,7 +79,7 @@ def test_a_rebooted_robot_in_a_new_frame_joins_the_memory(tmp_path, seed) -> Non
         recalled = mem.recall("mug")
         assert recalled.found and recalled.object_id == day1["mug"]
         assert math.dist(recalled.center, ITEMS["mug"][0]) < 0.05
-        assert mem.rebuild_from_log().snapshot() == mem._state.snapshot()
+        assert mem.rebuild_from_log().snapshot() == mem._live._state.snapshot()
     assert not validate_store(path).violations
     with ObjectMemory.open(path, scope="home", config=SLOW) as again:  # the epoch persists
         again.observe(1100.0, [Detection("mug", 0.9, tuple(transform_points(
@@ -152,7 +152,7 @@ def test_a_transform_given_before_the_first_scan_is_used_on_the_way_in(tmp_path)
         day(mem, world, 1000.0, FRAME_B, "day2", 2, n=10)
         assert [(e.name, e.status) for e in mem.map_epochs()] == [("day1", "base"),
                                                                   ("day2", "given")]
-        assert mem.store.scopes() == ["home"]  # no provisional scope was needed
+        assert mem._live.store.scopes() == ["home"]  # no provisional scope was needed
         assert len(mem.objects()) == len(world)
         with pytest.raises(InvalidInput, match="is the memory's own frame"):
             mem.align_epoch("day1", np.eye(4))
@@ -162,10 +162,10 @@ def test_a_transform_given_before_the_first_scan_is_used_on_the_way_in(tmp_path)
 def test_a_bad_epoch_name_is_refused_and_writes_nothing(tmp_path, name) -> None:
     with ObjectMemory.open(tmp_path / "m.loci") as mem:
         mem.observe(0.0, [Detection("cup", 0.9, (1.0, 1.0, 0.9), (0.1, 0.1, 0.1))])
-        head = mem.store.head(mem.scope)
+        head = mem._live.store.head(mem.scope)
         with pytest.raises(InvalidInput, match="map_epoch"):
             mem.observe(1.0, [], map_epoch=name)
-        assert mem.store.head(mem.scope) == head and mem.store.scopes() == ["default"]
+        assert mem._live.store.head(mem.scope) == head and mem._live.store.scopes() == ["default"]
 
 
 @pg.needs_postgres
@@ -179,7 +179,7 @@ def test_a_new_epoch_aligns_on_postgresql() -> None:
         assert [e.status for e in mem.map_epochs()] == ["aligned"]
         for label, (center, _size) in world.items():
             assert math.dist(mem.get(ids[label]).center, center) < 0.05, label
-        assert mem.rebuild_from_log().snapshot() == mem._state.snapshot()
+        assert mem.rebuild_from_log().snapshot() == mem._live._state.snapshot()
 
 
 OVERHEAD = (5.0, 3.0, 7.0)  # a camera above the house, looking straight down
@@ -235,5 +235,5 @@ def test_rooms_defined_first_are_in_the_first_epochs_frame(tmp_path) -> None:
         mem.define_room("kitchen", [(0, 0), (10, 0), (10, 6), (0, 6)])
         day(mem, FURNITURE, 0.0, np.eye(4), "day1", 5)
         assert [(e.name, e.status) for e in mem.map_epochs()] == [("day1", "base")]
-        assert mem.store.scopes() == ["home"]
+        assert mem._live.store.scopes() == ["home"]
         assert len(mem.objects()) == len(FURNITURE)

@@ -112,7 +112,7 @@ def test_a_loop_closure_puts_the_drifted_objects_back_and_merges_their_duplicate
         then = _published(mem.as_of(recorded=before_correction))
         assert {k: [o.center for o in v] for k, v in then.items()} == {
             k: [o.center for o in v] for k, v in drifted.items()}
-        assert mem.rebuild_from_log().snapshot() == mem._state.snapshot()
+        assert mem.rebuild_from_log().snapshot() == mem._live._state.snapshot()
     assert not validate_store(path).violations
     with ObjectMemory.open(path, config=config) as again:  # a reopen reads the correction
         assert sorted(o.label for o in again.objects()) == sorted(WORLD)
@@ -123,9 +123,9 @@ def test_objects_seen_only_outside_the_stretches_do_not_move(tmp_path) -> None:
         walk(mem)
         before = {o.id: o.center for o in mem.objects()}
         # a correction of a stretch in which nothing was seen changes nothing, writes nothing
-        head = mem.store.head(mem.scope)
+        head = mem._live.store.head(mem.scope)
         assert mem.correct_poses([(300.0, 400.0, yaw_transform(3.0, 0.2, 0.0))]) == []
-        assert mem.store.head(mem.scope) == head
+        assert mem._live.store.head(mem.scope) == head
         # the start of the walk (t 0..20, x 0..4): the fridge moves. The lamp and the chair
         # were seen then too, but their places now come from the sightings after their moves
         # (the drift moved them at t=161 and t=171), which the correction leaves alone; the
@@ -143,7 +143,7 @@ def test_objects_seen_only_outside_the_stretches_do_not_move(tmp_path) -> None:
         assert sorted(label[oid] for oid in untouched) == ["chair", "lamp", "plant", "sofa",
                                                            "table"]
         assert all(after[oid] == before[oid] for oid in untouched)
-        assert mem.rebuild_from_log().snapshot() == mem._state.snapshot()
+        assert mem.rebuild_from_log().snapshot() == mem._live._state.snapshot()
 
 
 @pytest.mark.parametrize("corrections, message", [
@@ -165,11 +165,11 @@ def test_a_bad_correction_is_refused_and_writes_nothing(tmp_path, corrections,
                                                         message) -> None:
     with ObjectMemory.open(tmp_path / "m.loci", config=FOLLOWS) as mem:
         walk(mem)
-        head, snapshot = mem.store.head(mem.scope), mem._state.snapshot()
+        head, snapshot = mem._live.store.head(mem.scope), mem._live._state.snapshot()
         with pytest.raises(InvalidInput, match=message):
             mem.correct_poses(corrections)
-        assert mem.store.head(mem.scope) == head
-        assert mem._state.snapshot() == snapshot
+        assert mem._live.store.head(mem.scope) == head
+        assert mem._live._state.snapshot() == snapshot
 
 
 @pytest.mark.skipif(not pg.URL, reason="needs LOCIMEM_TEST_POSTGRES")
@@ -182,4 +182,4 @@ def test_a_loop_closure_on_postgresql() -> None:
         for label, (center, _size) in WORLD.items():
             assert len(now[label]) == 1
             assert math.dist(now[label][0].center, center) < 0.05, label
-        assert mem.rebuild_from_log().snapshot() == mem._state.snapshot()
+        assert mem.rebuild_from_log().snapshot() == mem._live._state.snapshot()

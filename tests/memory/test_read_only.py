@@ -102,10 +102,11 @@ def test_read_only_beside_a_live_writer(tmp_path: Path) -> None:
     _fill(path)
     with ObjectMemory.open(path, scope="ro", config=CONFIG) as writer:
         with ObjectMemory.open(path, scope="ro", config=CONFIG, read_only=True) as reader:
-            rows = writer.store.conn.execute("SELECT count(*) FROM commits").fetchone()
+            conn = writer._live.store.conn
+            rows = conn.execute("SELECT count(*) FROM commits").fetchone()
             for call, what in MUTATORS.values():
                 with pytest.raises(ReadOnly, match=rf"^{what}\(\) needs a writable memory"):
                     call(reader)
-            assert writer.store.conn.execute("SELECT count(*) FROM commits").fetchone() == rows
+            assert conn.execute("SELECT count(*) FROM commits").fetchone() == rows
         # the writer is unaffected by the refused reader
         assert writer.observe(10.0, [det("cup", 1.0, 1.0)]).assignments == (1,)

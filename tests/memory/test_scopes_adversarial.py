@@ -91,7 +91,7 @@ def test_ids_commits_and_seqs_never_collide(shared: tuple[Path, Any]) -> None:
     assert ids["home/kitchen"] == {"cup": 3, "mug": 4, "plate": 8}
     assert ids["HOME"] == {"cup": 5, "mug": 6, "plate": 9}
     with ObjectMemory.open(path, scope="home", read_only=True) as memory:
-        one = memory.store.conn.execute
+        one = memory._live.store.conn.execute
         assert [r[0] for r in one("SELECT DISTINCT scope FROM commits ORDER BY 1")] == sorted(
             SCOPES)
         # every record carries its commit's scope
@@ -171,7 +171,7 @@ def test_no_read_path_shows_another_scope(shared: tuple[Path, Any]) -> None:
     for scope in SCOPES:
         others = [oid for s in SCOPES if s != scope for oid in ids[s].values()]
         with ObjectMemory.open(path, scope=scope, config=CONFIG, read_only=True) as memory:
-            own_commits = {c.id for c in memory.store.commits(scope)}
+            own_commits = {c.id for c in memory._live.store.commits(scope)}
             assert len(own_commits) == len(STEPS)
             _check_isolated(memory, ids[scope], others, own_commits)
             # what each scope holds is exactly its own story
@@ -186,7 +186,7 @@ def test_no_read_path_shows_another_scope(shared: tuple[Path, Any]) -> None:
             assert memory.snapshot() == memory.rebuild_from_log().snapshot()
             for t in (-1.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0):
                 _check_isolated(memory.as_of(t), ids[scope], others, own_commits)
-            for c in memory.store.commits(scope):
+            for c in memory._live.store.commits(scope):
                 _check_isolated(memory.as_of(recorded=c.recorded_at), ids[scope], others,
                                 own_commits)
 
@@ -220,7 +220,7 @@ def test_cli_inspect_and_events_show_only_the_scope(shared: tuple[Path, Any]) ->
     counts, audits = {}, {}
     for scope in SCOPES:
         with ObjectMemory.open(path, scope=scope, read_only=True) as memory:
-            counts[scope] = {t: memory.store.count(t, scope)
+            counts[scope] = {t: memory._live.store.count(t, scope)
                              for t in ("commits", "observations", "events")}
             audits[scope] = len(memory.audit())
     for scope in SCOPES:
@@ -267,12 +267,12 @@ MUTATORS: dict[str, Callable[[ObjectMemory, int], Any]] = {
 def test_mutators_refuse_another_scopes_ids(copy: tuple[Path, Any], name: str) -> None:
     path, ids = copy
     with ObjectMemory.open(path, scope="home", config=CONFIG) as memory:
-        before = _all_rows(memory.store.conn)
+        before = _all_rows(memory._live.store.conn)
         for scope in ("home/kitchen", "HOME"):
             for oid in ids[scope].values():
                 with pytest.raises(NotFound, match=rf"^no object {oid} in scope 'home'$"):
                     MUTATORS[name](memory, oid)
-        assert _all_rows(memory.store.conn) == before
+        assert _all_rows(memory._live.store.conn) == before
     for scope in ("home/kitchen", "HOME"):
         with ObjectMemory.open(path, scope=scope, config=CONFIG) as other:
             assert other.snapshot() == other.rebuild_from_log().snapshot()
@@ -334,8 +334,8 @@ def test_bad_scope_names_raise_and_touch_nothing(copy: tuple[Path, Any], tmp_pat
         ObjectMemory.open(fresh, scope=scope)
     assert not fresh.exists()
     with ObjectMemory.open(path, scope="home", read_only=True) as memory:
-        assert memory.store.scopes() == sorted(SCOPES)
-        tables = {r[0] for r in memory.store.conn.execute(
+        assert memory._live.store.scopes() == sorted(SCOPES)
+        tables = {r[0] for r in memory._live.store.conn.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table'")}
         assert {"commits", "observations", "events", "objects"} <= tables
 
@@ -371,4 +371,4 @@ def test_hierarchical_scope_names_are_opaque_and_isolated(tmp_path: Path) -> Non
     assert sorted(p.name for p in work.iterdir()) == ["s.loci", "s.loci-writer"]
     with ObjectMemory.open(path, scope="fleet/home1", read_only=True) as home:
         assert [o.id for o in home.objects()] == [1]
-        assert home.store.scopes() == ["fleet/home1", "fleet/home1.v2"]
+        assert home._live.store.scopes() == ["fleet/home1", "fleet/home1.v2"]

@@ -52,7 +52,7 @@ def test_subnormal_inputs_are_stored_as_zero_on_every_backend(
         obj = mem.get(1)
         assert obj.center == (0.0, 2.0, 0.0) and obj.size == (0.0, 0.2, 0.2)
         assert obj.attributes == {"weight_kg": 0.0, "big": 2**63 - 1}
-        seen = mem.store.observations("home", object_id=1)
+        seen = mem._live.store.observations("home", object_id=1)
         assert [(o.center, o.size) for o in seen] == [((0.0, 1.0, 0.0), (0.0, 0.2, 0.2))] * 3
         assert mem.snapshot() == mem.rebuild_from_log().snapshot()
         assert [o.id for o in mem.objects()] == [1]
@@ -68,7 +68,7 @@ def test_an_attribute_integer_past_64_bits_is_refused(value: int) -> None:
         with pytest.raises(InvalidInput, match=r"attribute 'n' must be an integer within 64 "
                                                r"bits \(-2\*\*63 to 2\*\*63 - 1\)"):
             mem.set_attributes(1, {"n": value})
-        assert mem.snapshot() == before and mem.store.count("commits", "home") == 1
+        assert mem.snapshot() == before and mem._live.store.count("commits", "home") == 1
         mem.set_attributes(1, {"n": -(2**63)})  # the edges are fine
         assert mem.get(1).attributes == {"n": -(2**63)}
 

@@ -36,7 +36,7 @@ def test_a_scan_outside_the_domain_is_refused_and_the_scope_goes_on(tmp_path, t,
             mem.relabel(1, "mug", t=t)
         assert mem.now == T0
         mem.observe(T0 + 1, [CUP])  # the next real scan is taken
-        assert len(mem.store.commits(mem.scope)) == 2
+        assert len(mem._live.store.commits(mem.scope)) == 2
     assert not validate_store(tmp_path / "m.loci").violations
 
 

@@ -42,7 +42,7 @@ def test_lone_surrogate_in_a_label_is_invalid_and_nothing_is_written(mem):
         Detection("cup\ud800", 0.9, (0.0, 0.0, 0.0), (0.1, 0.1, 0.1))
     with pytest.raises(InvalidInput, match="surrogate"):
         mem.observe(1.0, [det("cup", 1.0, 1.0)], source="cam\udfff")
-    assert mem.store.conn.execute("SELECT count(*) FROM commits").fetchone()[0] == 0
+    assert mem._live.store.conn.execute("SELECT count(*) FROM commits").fetchone()[0] == 0
 
 
 BIG = 2**63
@@ -60,7 +60,7 @@ def test_object_ids_past_63_bits_are_invalid_input(mem, call):
     with pytest.raises(InvalidInput, match=r"object_id|label_or_id") as err:
         call(mem)
     assert "2**63" in str(err.value) or "9223372036854775807" in str(err.value)
-    assert mem.store.conn.execute("SELECT count(*) FROM commits").fetchone()[0] == 1
+    assert mem._live.store.conn.execute("SELECT count(*) FROM commits").fetchone()[0] == 1
 
 
 def test_huge_coordinates_are_outside_the_documented_domain(mem):

@@ -53,7 +53,7 @@ def _picture(memory: ObjectMemory) -> dict[str, Any]:
 def _assert_nothing_written(memory: ObjectMemory, before: dict[str, Any]) -> None:
     assert _picture(memory) == before
     # ... and the counters did not move: the next good scan takes the very next commit id
-    last = memory.store.conn.execute("SELECT max(id) FROM commits").fetchone()[0]
+    last = memory._live.store.conn.execute("SELECT max(id) FROM commits").fetchone()[0]
     result = memory.observe(memory.now, [])
     assert result.commit == last + 1
     assert result.assignments == ()
@@ -190,7 +190,7 @@ def test_time_going_backwards_is_rejected_and_equal_time_is_allowed(filled: Obje
     result = filled.observe(2.0, [det("cup", 0.0, 0.0)])
     assert result.t == 2.0
     assert filled.now == 2.0
-    assert filled.store.count("commits", "test") == 4
+    assert filled._live.store.count("commits", "test") == 4
 
 
 def test_time_going_backwards_after_reopen(filled: ObjectMemory, store_path: Path) -> None:
@@ -302,7 +302,7 @@ def test_bad_camera(filled: ObjectMemory, change: dict[str, Any], message: str) 
 def test_good_camera_is_recorded(filled: ObjectMemory) -> None:
     cam = Camera(**{**CAM, "quaternion": (-1.0, 0.0, 0.0, 0.0)}, depth=np.ones((2, 3)))
     result = filled.observe(3.0, [], camera=cam)
-    (commit,) = [c for c in filled.store.commits("test") if c.id == result.commit]
+    (commit,) = [c for c in filled._live.store.commits("test") if c.id == result.commit]
     assert commit.camera == {"position": [0.0, 0.0, 1.0], "quaternion": [1.0, 0.0, 0.0, 0.0],
                              "fov_deg": 90.0, "range_m": 5.0, "vfov_deg": 60.0,
                              "depth_shape": [2, 3]}
@@ -540,7 +540,7 @@ def test_read_only_memory_refuses_to_write(filled: ObjectMemory, store_path: Pat
                                            r"was opened read-only$"):
             ro.observe(3.0, [det("cup", 0.0, 0.0)])
         with pytest.raises(ReadOnly, match=r"^this store was opened read-only$"), \
-                ro.store.atomic():
+                ro._live.store.atomic():
             pass  # pragma: no cover - atomic() refuses before entering
         assert _picture(ro) == before
     with ObjectMemory.open(store_path, scope="test") as again:
@@ -561,7 +561,7 @@ def test_use_after_close(filled: ObjectMemory) -> None:
         lambda: filled.recall("cup"),
         filled.snapshot,
         filled.rebuild_from_log,
-        lambda: filled.store,
+        lambda: filled._live.store,
         lambda: filled.read_only,
     ]
     for call in calls:

@@ -195,7 +195,7 @@ def minilm() -> Iterator[ObjectMemory]:
 def test_meaning_finds_what_text_misses(minilm: ObjectMemory) -> None:
     from locimem.language.encoder import MiniLMEncoder
 
-    assert isinstance(minilm._encoder, MiniLMEncoder)
+    assert isinstance(minilm._live._encoder, MiniLMEncoder)
     with ObjectMemory.open(":memory:", scope="text") as plain:
         _fill(plain, SEMANTIC)
         assert plain.find("beaker") == []
@@ -227,7 +227,7 @@ def test_exact_and_usearch_indexes_agree(minilm: ObjectMemory) -> None:
     pytest.importorskip("usearch")
     labels = (*SEMANTIC, "cup", "teacup", "armchair", "bed", "pillow", "phone", "laptop",
               "apple", "banana", "knife", "fork", "spoon", "plate", "bowl", "towel")
-    encoder = minilm._encoder
+    encoder = minilm._live._encoder
     queries = ("beaker", "mug", "something to sit on", "drinking vessel", "reading material",
                "fruit", "cutlery", "somewhere to sleep", "device", "table")
     results = {}
@@ -243,7 +243,7 @@ def test_exact_and_usearch_indexes_agree(minilm: ObjectMemory) -> None:
 
 
 def test_the_vector_index_follows_relabel_and_forget(minilm: ObjectMemory) -> None:
-    encoder = minilm._encoder
+    encoder = minilm._live._encoder
     with ObjectMemory.open(":memory:", scope="v", encoder=encoder) as mem:
         _fill(mem, SEMANTIC)
         assert S_VASE not in found(mem.find("beaker", top_k=20))  # the index is built here
@@ -265,7 +265,7 @@ def test_objects_sharing_a_label_share_one_indexed_vector() -> None:
     labels = ("cup", "cups holder", "mug", "plate") * 5  # 20 objects, 4 labels
     with ObjectMemory.open(":memory:", scope="v", encoder=HashingEncoder(64)) as mem:
         _fill(mem, labels)
-        index = mem.semantic_index()
+        index = mem._live.semantic_index()
         assert len(index) == 20 and len(index._vectors) == 4
         cups = index.by_embedding(index.encoder.encode(["cup"])[0], 7)
         assert [i for _, i in cups] == [1, 5, 9, 13, 17, 2, 6]  # the cups by id, then the next

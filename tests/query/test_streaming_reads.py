@@ -34,13 +34,13 @@ class _Counting:
 
     def __init__(self, mem: ObjectMemory, method: str, monkeypatch: pytest.MonkeyPatch) -> None:
         self.calls = 0
-        real = getattr(mem.store, method)
+        real = getattr(mem._live.store, method)
 
         def counted(*args: Any, **kwargs: Any) -> Any:
             self.calls += 1
             return real(*args, **kwargs)
 
-        monkeypatch.setattr(mem.store, method, counted)
+        monkeypatch.setattr(mem._live.store, method, counted)
 
 
 @pytest.mark.parametrize("filters", [{}, {"kind": "PROMOTED"}, {"object_id": 1},
@@ -56,7 +56,7 @@ def test_iter_events_gives_what_events_gives_in_any_page_size(mem: ObjectMemory,
 
 
 def test_iter_history_merges_evidence_and_events_in_record_order(mem: ObjectMemory) -> None:
-    store, scope = mem.store, mem.scope
+    store, scope = mem._live.store, mem.scope
     full = sorted([*store.observations(scope, object_id=1), *store.events(scope, object_id=1)],
                   key=lambda r: r.seq)  # everything recorded of object 1, read whole
     for page in (1, 3, 1000):

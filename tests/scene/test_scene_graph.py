@@ -314,22 +314,22 @@ def test_a_reopened_memory_builds_its_relations_lazily_and_records_the_same(
             for t in range(8):
                 mem.observe(float(t), before)
     with ObjectMemory.open(reopened, scope="home", read_only=True) as mem:
-        assert not mem._state.scene.built  # nothing asked yet
+        assert not mem._live._state.scene.built  # nothing asked yet
         assert ids(mem.related(1, "on")) == [2, 3, 4]
-        assert mem._state.scene.built
+        assert mem._live._state.scene.built
     with ObjectMemory.open(stays, scope="home", durable=False, clock=lambda: 0.0) as mem:
-        mem._state.scene.ensure_built()  # as an eager open built it
+        mem._live._state.scene.ensure_built()  # as an eager open built it
         for t in range(10, 16):
             mem.observe(float(t), after)
         expected = ([(e.t, e.data) for e in mem.events(kind="RELATION")],
-                    mem._state.relations_snapshot())
+                    mem._live._state.relations_snapshot())
     with ObjectMemory.open(reopened, scope="home", durable=False, clock=lambda: 0.0) as mem:
-        assert not mem._state.scene.built
+        assert not mem._live._state.scene.built
         for t in range(10, 16):
             mem.observe(float(t), after)
-        assert mem._state.scene.built
+        assert mem._live._state.scene.built
         got = ([(e.t, e.data) for e in mem.events(kind="RELATION")],
-               mem._state.relations_snapshot())
+               mem._live._state.relations_snapshot())
     assert got == expected
     assert any(e[0] == 10.0 for e in got[0])  # the move was recorded in relations
 
@@ -344,7 +344,7 @@ def test_relations_and_rooms_survive_reopening(store_path: Path) -> None:
             mem.observe(t, scan("phone", cup=(1.2, 2.2, 0.95)))
         mem.forget(ID["fork"], reason="test")
         assert mem.get(ID["phone"]).status is ObjectStatus.LOST
-        live = mem._state.relations_snapshot()
+        live = mem._live._state.relations_snapshot()
         replayed = mem.rebuild_from_log().relations_snapshot()
         rooms, anchors = mem.rooms(), ids(mem.anchors())
         on_counter = ids(mem.related(ID["counter"], "on"))
@@ -355,7 +355,7 @@ def test_relations_and_rooms_survive_reopening(store_path: Path) -> None:
     assert not any(str(ID["fork"]) in k.split()[::2] for k in live)  # forgotten
     assert replayed == live
     with ObjectMemory.open(store_path, scope="home", read_only=True) as mem:
-        assert mem._state.relations_snapshot() == live
+        assert mem._live._state.relations_snapshot() == live
         assert mem.rooms() == rooms
         assert ids(mem.anchors()) == anchors == [ID["table"]]
         assert {i: mem.room_of(i) for i in where} == where

@@ -25,7 +25,7 @@ def test_a_loaded_state_is_read_in_one_transaction(tmp_path: Path) -> None:
         mem.observe(0.0, [Detection("cup", 0.9, (0, 0, 0.5), (0.1, 0.1, 0.1))])
     with ObjectMemory.open(path, read_only=True) as mem:
         seen: list[bool] = []
-        store = mem.store
+        store = mem._live.store
         real = store.load_objects
 
         def spy(scope: str) -> list:
@@ -33,6 +33,6 @@ def test_a_loaded_state_is_read_in_one_transaction(tmp_path: Path) -> None:
             return real(scope)
 
         store.load_objects = spy  # type: ignore[method-assign]
-        mem._state = mem._load_state(from_log=False)
+        mem._live._state = mem._live._load_state(from_log=False)
         assert seen == [True]
         assert not store.conn.in_transaction

@@ -61,7 +61,7 @@ def _check_store(store: Path, round_: int) -> int:
     """Assert the killed writer left a consistent store; return its number of commits."""
     with ObjectMemory.open(store, scope=SCOPE) as mem:
         assert mem.snapshot() == mem.rebuild_from_log().snapshot()
-        conn = mem.store.conn
+        conn = mem._live.store.conn
         one = conn.execute
 
         assert one("PRAGMA integrity_check").fetchall() == [("ok",)]

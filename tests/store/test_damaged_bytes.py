@@ -43,7 +43,7 @@ def _outcome(path: Path) -> str:
     """What opening, rebuilding and validating the copy at ``path`` came to."""
     try:
         with ObjectMemory.open(path, scope="home", read_only=True) as mem:
-            live = mem._state.snapshot()
+            live = mem._live._state.snapshot()
             rebuilt = mem.rebuild_from_log().snapshot()
         report = validate_store(path)
     except CorruptStore as exc:
@@ -96,5 +96,5 @@ def test_a_damaged_event_is_a_corrupt_store_from_rebuild(intact: bytes, tmp_path
     with ObjectMemory.open(path, scope="home", read_only=True) as mem:  # the cache is intact
         with pytest.raises(CorruptStore, match=rf"is damaged: .*\({error}: .*locimem validate"):
             mem.rebuild_from_log()
-        assert mem.store.count("observations", "home") == 60  # still usable
+        assert mem._live.store.count("observations", "home") == 60  # still usable
     assert not validate_store(path).ok

@@ -66,15 +66,15 @@ def test_robots_observing_one_scene_at_once_make_one_object_per_thing(writers: i
         for k in seen:  # every sighting of a thing went to its one object, none rejected
             obj = by_label[THINGS[k]]
             assert abs(obj.center[0] - k) < 0.02 and obj.status.value == "confirmed"
-            sightings = mem.store.observations("fleet", object_id=obj.id)
+            sightings = mem._live.store.observations("fleet", object_id=obj.id)
             assert len(sightings) == 15 * sum(1 for w in range(writers)
                                               if k in {(w + j) % len(THINGS) for j in range(4)})
-        assert mem.store.observations("fleet", rejected=True) == []
-        assert mem.store.count("commits", "fleet") == 15 * writers
+        assert mem._live.store.observations("fleet", rejected=True) == []
+        assert mem._live.store.count("commits", "fleet") == 15 * writers
     # one writer fed every robot's scans in time order makes the same identities
     single = ObjectMemory.open(":memory:", scope="fleet")
     with ObjectMemory.open(url, scope="fleet", read_only=True) as mem:
-        order = sorted((c.t, int(c.actor[5:])) for c in mem.store.commits("fleet"))
+        order = sorted((c.t, int(c.actor[5:])) for c in mem._live.store.commits("fleet"))
         for t, w in order:
             single.observe(t, scene(w, round((t - w * 0.01) / 0.2)))
         # (ids are numbered in commit order, which the race decides)

@@ -103,7 +103,7 @@ def test_sqlite_s_own_statistics_tables_are_fine(tmp_path: Path) -> None:
     path = _store(tmp_path / "m.loci")
     _alter(path, "ANALYZE")
     with ObjectMemory.open(path, scope="home") as m:
-        assert m.store.count("observations", "home") == 3
+        assert m._live.store.count("observations", "home") == 3
     assert validate_store(path).ok
 
 

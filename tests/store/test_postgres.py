@@ -127,7 +127,7 @@ def test_migrate_sqlite_to_postgres_and_back_gives_the_same_memory(tmp_path: Pat
     report = migrate(lite, server, progress=progress)
     assert report.scopes == ("home", "office") and ticks == [11, 11]
     with ObjectMemory.open(lite, scope="home", read_only=True) as mem:
-        home_commits = mem.store.count("commits", "home")
+        home_commits = mem._live.store.count("commits", "home")
     assert report.rows["commits"] == home_commits + 7  # and office's 7 scans
     with ObjectMemory.open(server, scope="home") as mem:
         assert mem.snapshot() == snap and mem.rebuild_from_log().snapshot() == snap
@@ -148,7 +148,7 @@ def test_validate_finds_a_broken_postgres_store() -> None:
     url = pg.new_url("broken")
     with ObjectMemory.open(url, scope="home") as mem:
         pairs(mem, "cup", 0.0)
-        mem.store._execute("UPDATE objects SET n_detections = 99 WHERE id = 1")  # type: ignore[attr-defined]
+        mem._live.store._execute("UPDATE objects SET n_detections = 99 WHERE id = 1")  # type: ignore[attr-defined]
     report = validate(url)
     assert not report.ok and {v.rule for v in report.violations} == {"cache_matches_log"}
     assert report.scopes == ("home",)
@@ -159,12 +159,12 @@ def test_validate_finds_a_broken_postgres_store() -> None:
 def test_a_late_scan_is_kept_within_late_s_with_its_own_time() -> None:
     url = pg.new_url("late")
     with ObjectMemory.open(url, scope="home") as a, ObjectMemory.open(url, scope="home") as b:
-        assert a.store.late_s == 1.0
+        assert a._live.store.late_s == 1.0
         a.observe(10.0, [det("cup", 0.0, 0.0)])
         b.observe(10.05, [det("cup", 0.0, 0.0)])
         r = a.observe(10.0, [det("cup", 0.0, 0.0)])  # arrived after b's, 0.05 s older
         assert r.assignments == (1,) and a.now == 10.05
-        assert [c.t for c in a.store.commits("home")] == [10.0, 10.05, 10.0]
+        assert [c.t for c in a._live.store.commits("home")] == [10.0, 10.05, 10.0]
         with ObjectMemory.open(url, scope="home") as c, \
                 pytest.raises(InvalidInput, match=r"late_s=1\.0"):
             c.observe(9.0, [det("cup", 0.0, 0.0)])  # more than 1 s behind b's
@@ -176,23 +176,23 @@ def test_a_late_scan_is_kept_within_late_s_with_its_own_time() -> None:
 
 def test_the_late_scan_tolerance_is_set_by_open_kept_and_only_raised(where: str) -> None:
     with ObjectMemory.open(where, scope="home") as mem:
-        assert mem.store.late_s == (1.0 if where.startswith("postgresql") else 0.0)
+        assert mem._live.store.late_s == (1.0 if where.startswith("postgresql") else 0.0)
     with ObjectMemory.open(where, scope="home", late_s=3) as mem:
-        assert mem.store.late_s == 3.0
+        assert mem._live.store.late_s == 3.0
         mem.observe(10.0, [det("cup", 0.0, 0.0)], source="robot-a")
         mem.observe(7.5, [det("cup", 0.0, 0.0)], source="robot-b")  # 2.5 s late: kept
     with ObjectMemory.open(where, scope="home") as mem:  # the store keeps it
-        assert mem.store.late_s == 3.0
+        assert mem._live.store.late_s == 3.0
         with pytest.raises(InvalidInput, match=r"^t=6\.0 is before the latest scan \(t=10\.0\) "
                            r"by more than late_s=3\.0 s .* raise the tolerance to at least 4 s"):
             mem.observe(6.0, [det("cup", 0.0, 0.0)], source="robot-b")
-        assert [c.t for c in mem.store.commits("home")] == [10.0, 7.5]
+        assert [c.t for c in mem._live.store.commits("home")] == [10.0, 7.5]
     with pytest.raises(InvalidInput, match=r"late_s=1\.0 is below the store's late_s=3\.0"):
         ObjectMemory.open(where, scope="home", late_s=1.0)
     with pytest.raises(InvalidInput, match=r"^late_s must be a finite number of seconds"):
         ObjectMemory.open(where, scope="home", late_s=float("nan"))
     with ObjectMemory.open(where, scope="home", read_only=True) as mem:
-        assert mem.store.late_s == 3.0
+        assert mem._live.store.late_s == 3.0
     assert validate(where).ok
 
 
@@ -200,8 +200,8 @@ def test_the_late_scan_tolerance_is_set_by_open_kept_and_only_raised(where: str)
 def test_the_url_sets_the_late_scan_tolerance() -> None:
     url = pg.new_url("lateurl") + "&late_s=5"
     with ObjectMemory.open(url, scope="home") as mem:
-        assert mem.store.late_s == 5.0
-        assert "late_s" not in mem.store._conninfo  # type: ignore[attr-defined]
+        assert mem._live.store.late_s == 5.0
+        assert "late_s" not in mem._live.store._conninfo  # type: ignore[attr-defined]
     with pytest.raises(InvalidInput, match=r"^late_s in the URL must be a number of seconds"):
         ObjectMemory.open(url.replace("late_s=5", "late_s=soon"), scope="home")
 
@@ -227,7 +227,7 @@ def test_two_robots_whose_clocks_disagree_by_2_s(where: str) -> None:
                            r"ObjectMemory\.open\(\.\.\., late_s=2\) \(--late-s 2\), or "
                            r"\?late_s=2 in a PostgreSQL URL$"):
             mem.observe(98.0, [det("cup", 0.0, 0.0)], source="robot-b")
-        assert mem.store.count("commits", "home") == 1  # the refused scan wrote nothing
+        assert mem._live.store.count("commits", "home") == 1  # the refused scan wrote nothing
     second = where if where.startswith("postgresql") else where + "2"
     with ObjectMemory.open(second, scope="fleet", late_s=3) as mem:
         ids = _skewed_day(mem, 2.0)
@@ -235,7 +235,7 @@ def test_two_robots_whose_clocks_disagree_by_2_s(where: str) -> None:
         assert [o.label for o in mem.tracked()] == ["cup", "plate"]
         assert mem.now == 107.0
         by_source = {}
-        for c in mem.store.commits("fleet"):
+        for c in mem._live.store.commits("fleet"):
             by_source.setdefault(c.actor, []).append(c.t)
         assert by_source == {"robot-a": [100.0 + k for k in range(8)],
                              "robot-b": [98.0 + k for k in range(8)]}
@@ -254,11 +254,11 @@ def test_a_late_look_is_no_evidence_against_what_was_seen_after_it(where: str) -
         for t in (10.0, 11.0, 12.0):
             mem.observe(t, [cup], looking, source="robot-a")
         late = mem.observe(9.0, [], looking, source="robot-b")  # looked before t=12: no miss
-        assert mem.store.commits("home")[-1].missed == ()
-        assert mem.store.load_objects("home")[0].n_missed == 0 and late.events == ()
+        assert mem._live.store.commits("home")[-1].missed == ()
+        assert mem._live.store.load_objects("home")[0].n_missed == 0 and late.events == ()
         mem.observe(13.0, [], looking, source="robot-b")  # a look after it: a miss
-        assert mem.store.commits("home")[-1].missed == (1,)
-        assert mem.store.load_objects("home")[0].n_missed == 1
+        assert mem._live.store.commits("home")[-1].missed == (1,)
+        assert mem._live.store.load_objects("home")[0].n_missed == 1
         assert mem.snapshot() == mem.rebuild_from_log().snapshot()
 
 
@@ -285,8 +285,8 @@ def test_a_dropped_connection_mid_scan_writes_nothing_and_the_writer_recovers(
     with ObjectMemory.open(url, scope="home") as mem:
         ids = pairs(mem, "cup", 0.0)
         before = mem.snapshot()
-        commits = mem.store.count("commits", "home")
-        store = mem.store
+        commits = mem._live.store.count("commits", "home")
+        store = mem._live.store
         write_rows = store._write_rows  # type: ignore[attr-defined]
 
         def dropped(conn: Any, *args: object) -> None:
@@ -304,7 +304,7 @@ def test_a_dropped_connection_mid_scan_writes_nothing_and_the_writer_recovers(
         r = mem.observe(8.0, [det("cup", 0.0, 0.0), det("cup", 1.0, 0.0),
                               det("plate", 3.0, 0.0)])
         assert list(r.assignments) == [*ids, 3]  # nothing duplicated
-        assert mem.store.count("commits", "home") == commits + 2
+        assert mem._live.store.count("commits", "home") == commits + 2
         assert mem.snapshot() == mem.rebuild_from_log().snapshot()
     assert validate(url).ok
 
@@ -315,7 +315,7 @@ def test_a_reader_reconnects_after_its_connection_drops() -> None:
     with ObjectMemory.open(url, scope="home") as w:
         pairs(w, "cup", 0.0)
     with ObjectMemory.open(url, scope="home", read_only=True) as r:
-        _kill_backend(r.store._connection().info.backend_pid)  # type: ignore[attr-defined]
+        _kill_backend(r._live.store._connection().info.backend_pid)  # type: ignore[attr-defined]
         with pytest.raises(ConnectionLost):
             r.refresh()
         with ObjectMemory.open(url, scope="home") as w:
@@ -338,7 +338,7 @@ def test_the_log_streams_through_server_side_cursors_in_pages(
         day(mem)
     with ObjectMemory.open(":memory:", scope="home") as mem:
         day(mem)
-        expected = list(mem.store.iter_log("home"))
+        expected = list(mem._live.store.iter_log("home"))
     store = open_store(url, read_only=True)
     try:
         whole = list(store.iter_log("home"))

@@ -34,7 +34,7 @@ def _terminate(pid: int) -> None:
 
 
 def _pid(mem: ObjectMemory) -> int:
-    return mem.store._connection().info.backend_pid  # type: ignore[attr-defined]
+    return mem._live.store._connection().info.backend_pid  # type: ignore[attr-defined]
 
 
 def _consistent(mem: ObjectMemory, url: str) -> None:
@@ -56,7 +56,7 @@ def test_a_refused_write_leaves_the_memory_usable() -> None:
         with pytest.raises(InvalidInput, match=r"refused a value of this write \(value out of "
                                                r"range: underflow\); nothing was written"):
             mem.observe(1.0, [det("cup", 1.0, 1.0), bad])
-        assert mem.snapshot() == before and mem.store.count("commits", "home") == 1
+        assert mem.snapshot() == before and mem._live.store.count("commits", "home") == 1
         r = mem.observe(2.0, [det("cup", 1.0, 1.0), det("box", 5.0, 5.0)])
         assert list(r.assignments) == [1, 2] and _pid(mem) == pid  # the same connection
         assert [o.label for o in mem.objects()] == ["cup", "box"]
@@ -71,7 +71,7 @@ def test_a_schema_postgresql_reserves_is_refused_with_the_reason(schema: str) ->
         ObjectMemory.open(f"{pg.URL}?schema={schema}", scope="home")
     with ObjectMemory.open(pg.new_url("scope"), scope="pg_catalog") as mem:  # a scope is a
         mem.observe(0.0, [det("cup", 1.0, 1.0)])  # value in a column: any name is fine
-        assert mem.store.scopes() == ["pg_catalog"]
+        assert mem._live.store.scopes() == ["pg_catalog"]
 
 
 # -- a lost connection -------------------------------------------------------------------------
@@ -91,14 +91,14 @@ def test_a_backend_terminated_between_calls_costs_one_call() -> None:
             mem.relabel(2, "novel")
         assert mem.relabel(2, "novel").object_id == 2
         assert [o.label for o in mem.objects()] == ["cup", "novel"]
-        assert mem.store.count("commits", "home") == 3
+        assert mem._live.store.count("commits", "home") == 3
         _consistent(mem, url)
 
 
 def _kill_on_insert(mem: ObjectMemory, label: str) -> None:
     """A trigger in the store's schema: the session that inserts an observation of ``label``
     terminates itself, mid-statement."""
-    mem.store._connection().execute(  # type: ignore[attr-defined]
+    mem._live.store._connection().execute(  # type: ignore[attr-defined]
         "CREATE FUNCTION doom() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
         "PERFORM pg_terminate_backend(pg_backend_pid()); PERFORM pg_sleep(5); RETURN NEW; "
         f"END $$; CREATE TRIGGER doom BEFORE INSERT ON observations FOR EACH ROW WHEN "
@@ -106,7 +106,7 @@ def _kill_on_insert(mem: ObjectMemory, label: str) -> None:
 
 
 def _disarm(mem: ObjectMemory) -> None:
-    mem.store._connection().execute(  # type: ignore[attr-defined]
+    mem._live.store._connection().execute(  # type: ignore[attr-defined]
         "DROP TRIGGER IF EXISTS doom ON observations")
 
 
@@ -120,7 +120,7 @@ def test_a_backend_terminated_during_a_write_writes_nothing_and_the_next_call_wo
     with ObjectMemory.open(url, scope="home") as mem:
         mem.observe(0.0, [det("cup", 1.0, 1.0)])
         before = mem.snapshot()
-        store = mem.store
+        store = mem._live.store
         if at == "append":
             write_rows = store._write_rows  # type: ignore[attr-defined]
 
@@ -148,8 +148,8 @@ def test_a_backend_terminated_during_a_write_writes_nothing_and_the_next_call_wo
         monkeypatch.undo()
         assert mem.snapshot() == before
         _disarm(mem)
-        assert mem.store.count("commits", "home") == 1
-        assert mem.store.count("observations", "home") == 1
+        assert mem._live.store.count("commits", "home") == 1
+        assert mem._live.store.count("observations", "home") == 1
         r = mem.observe(2.0, [det("cup", 1.0, 1.0), det("book", 3.0, 1.0)])
         assert list(r.assignments) == [1, 2]
         mem.move(2, (3.5, 1.0, 0.9))
@@ -177,7 +177,7 @@ def test_a_writer_whose_backend_is_terminated_at_random_keeps_writing() -> None:
         def killer() -> None:
             with psycopg.connect(pg.URL, autocommit=True) as admin:  # type: ignore[arg-type]
                 while not stop.wait(rng.uniform(0.0, 0.01)):
-                    conn = mem._store._conn  # type: ignore[union-attr]
+                    conn = mem._live._store._conn  # type: ignore[union-attr]
                     # mostly while a write is open (its transaction begun), now and then
                     # between calls
                     busy = conn is not None and conn.info.transaction_status != IDLE
@@ -212,7 +212,7 @@ def test_a_writer_whose_backend_is_terminated_at_random_keeps_writing() -> None:
             mem.observe(t + 1.0, [det("cup", 1.0, 1.0), det("book", 3.0, 1.0)])
         assert [o.id for o in mem.objects()] == [1, 2]
         # a call the drop cut off after the server committed is whole in the store
-        assert 2 + landed <= mem.store.count("commits", "home") <= 2 + landed + lost + 1
+        assert 2 + landed <= mem._live.store.count("commits", "home") <= 2 + landed + lost + 1
         _consistent(mem, url)
 
 
@@ -255,7 +255,7 @@ def test_corrections_beside_a_busy_writer_all_land() -> None:
         thread.join(timeout=30)
     assert errors == [] and len(scans) >= 3
     with ObjectMemory.open(url, scope="home", read_only=True) as mem:
-        kinds = [c.kind for c in mem.store.commits("home")]
+        kinds = [c.kind for c in mem._live.store.commits("home")]
         assert kinds.count("correction") == 90 and kinds.count("scan") == 1 + len(scans)
         assert mem.get(1).label == "mug2" and mem.get(1).attributes == {"k": 29}
         moves = mem.events(kind="CORRECTED", object_id=2)

@@ -59,7 +59,7 @@ def test_the_v1_fixture_migrates_with_a_backup_and_loses_nothing(tmp_path: Path)
     version, migrations, n_obs, n_events = _meta(path)
     assert version == "1" and migrations == ALL_MIGRATIONS[:1]
     with ObjectMemory.open(path, scope="home") as mem:
-        backup = Path(mem.store.backup_path)
+        backup = Path(mem._live.store.backup_path)
         assert backup == tmp_path / "store_v1.loci.backup-v1"
         assert mem.snapshot() == mem.rebuild_from_log().snapshot()
         assert [r.name for r in mem.rooms()] == ["hall", "kitchen"]
@@ -83,7 +83,7 @@ def test_the_v1_fixture_migrates_with_a_backup_and_loses_nothing(tmp_path: Path)
     assert original  # (the fixture itself was copied, never touched)
     # opening again migrates nothing and takes no second backup
     with ObjectMemory.open(path, scope="home") as mem:
-        assert mem.store.backup_path is None
+        assert mem._live.store.backup_path is None
     assert sorted(p.name for p in tmp_path.iterdir() if "backup" in p.name) == [
         "store_v1.loci.backup-v1"]
 
@@ -123,7 +123,7 @@ def test_a_failed_migration_rolls_back_and_keeps_the_backup(tmp_path: Path,
     assert "source" not in columns
     monkeypatch.undo()
     with ObjectMemory.open(path, scope="home") as mem:  # a second attempt, second backup
-        assert Path(mem.store.backup_path).name == "store_v1.loci.backup-v1-2"
+        assert Path(mem._live.store.backup_path).name == "store_v1.loci.backup-v1-2"
         assert mem.snapshot() == mem.rebuild_from_log().snapshot()
     assert (tmp_path / "store_v1.loci.backup-v1").exists()
 
@@ -132,11 +132,11 @@ def test_the_v2_fixture_migrates_and_replays_exactly(tmp_path: Path) -> None:
     path = _copy(tmp_path, "store_v2.loci")
     assert _meta(path)[:2] == ("2", ALL_MIGRATIONS[:2])
     with ObjectMemory.open(path, scope="home") as mem:  # migrates; the cache is replayed
-        assert Path(mem.store.backup_path).name == "store_v2.loci.backup-v2"
-        assert not mem.store.cache_stale()
+        assert Path(mem._live.store.backup_path).name == "store_v2.loci.backup-v2"
+        assert not mem._live.store.cache_stale()
         assert mem.snapshot() == mem.rebuild_from_log().snapshot()
         # what the detection probability is learned from came from the log
-        assert mem._state.objects[5].n_looked_seen > 0
+        assert mem._live._state.objects[5].n_looked_seen > 0
     assert _meta(path)[:2] == ("3", ALL_MIGRATIONS)
     with ObjectMemory.open(path, scope="home", read_only=True) as mem:
         assert mem.snapshot() == mem.rebuild_from_log().snapshot()
@@ -152,7 +152,7 @@ def test_the_v2_fixture_migrates_and_replays_exactly(tmp_path: Path) -> None:
         frames = [k.seq for k in mem.keyframes(2)]
         assert len(frames) == 2 and frames == mem.delta(1)["evidence"]["keyframes"]
     with ObjectMemory.open(path, scope="home") as mem:
-        assert mem.store.backup_path is None
+        assert mem._live.store.backup_path is None
 
 
 def test_a_new_store_has_no_cache_to_replay(tmp_path: Path) -> None:
@@ -160,7 +160,7 @@ def test_a_new_store_has_no_cache_to_replay(tmp_path: Path) -> None:
     in a store that already holds commits."""
     path = tmp_path / "new.loci"
     with ObjectMemory.open(path, scope="home") as mem:
-        assert not mem.store.cache_stale()
+        assert not mem._live.store.cache_stale()
         mem.observe(1.0, [])
     with ObjectMemory.open(path, scope="home") as mem:
-        assert not mem.store.cache_stale()
+        assert not mem._live.store.cache_stale()

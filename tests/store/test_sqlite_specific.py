@@ -36,7 +36,7 @@ from tests.store.scans import fill_two_scopes, pairs
 def test_durable_and_fast_modes_both_persist(store_path: Path, durable: bool,
                                              synchronous: int) -> None:
     with ObjectMemory.open(store_path, scope="s", durable=durable) as memory:
-        conn = memory.store.conn
+        conn = memory._live.store.conn
         assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
         assert conn.execute("PRAGMA synchronous").fetchone() == (synchronous,)
         ids = pairs(memory, "cup", 0.0)
@@ -159,9 +159,9 @@ def test_the_memory_replays_a_stale_cache_when_it_opens_writable(tmp_path: Path)
         conn.execute("INSERT INTO meta (key, value) VALUES (?, '1')", (REBUILD_CACHE,))
     conn.close()
     with ObjectMemory.open(path, scope="s", read_only=True) as reader:  # readers never replay
-        assert reader.store.cache_stale() and reader.snapshot() != snap
+        assert reader._live.store.cache_stale() and reader.snapshot() != snap
     with ObjectMemory.open(path, scope="s") as mem:
-        assert not mem.store.cache_stale() and mem.snapshot() == snap
+        assert not mem._live.store.cache_stale() and mem.snapshot() == snap
 
 
 def test_the_codecs() -> None:
@@ -205,7 +205,7 @@ def test_the_log_is_checkpointed_beside_the_writer_and_stays_bounded(
     monkeypatch.setattr(checkpointer, "WAL_PAGES", 8)
     wal = Path(str(store_path) + "-wal")
     memory = ObjectMemory.open(store_path, scope="s", durable=False)
-    store = memory.store
+    store = memory._live.store
     assert store.conn.execute("PRAGMA wal_autocheckpoint").fetchone() == (0,)
     sizes, frames = [], []
     for k in range(300):
@@ -235,7 +235,7 @@ def test_the_log_is_checkpointed_beside_the_writer_and_stays_bounded(
     assert not wal.exists() or wal.stat().st_size == 0
     with ObjectMemory.open(store_path, scope="s", read_only=True) as again:
         assert again.snapshot() == snap
-        assert again.store.conn.execute("SELECT count(*) FROM commits").fetchone() == (300,)
+        assert again._live.store.conn.execute("SELECT count(*) FROM commits").fetchone() == (300,)
 
 
 def test_the_thread_is_woken_again_only_a_step_past_its_last_copy(store_path: Path) -> None:
@@ -247,8 +247,8 @@ def test_the_thread_is_woken_again_only_a_step_past_its_last_copy(store_path: Pa
     from locimem.store.sqlite.checkpointer import STEP
 
     memory = ObjectMemory.open(store_path, scope="s", durable=False)
-    ck = memory.store._checkpointer
-    writer = memory.store.conn
+    ck = memory._live.store._checkpointer
+    writer = memory._live.store.conn
     ck.close()  # no thread to take the wake: what committed() decides stays visible
     size = [0]
     ck.frames = lambda: size[0]  # type: ignore[method-assign]
@@ -273,9 +273,9 @@ def test_a_read_only_or_in_memory_store_runs_no_checkpointer(store_path: Path) -
     with ObjectMemory.open(store_path, scope="s") as memory:
         pairs(memory, "cup", 0.0)
     with ObjectMemory.open(store_path, scope="s", read_only=True) as reader:
-        assert reader.store._checkpointer is None
+        assert reader._live.store._checkpointer is None
     with ObjectMemory.open(MEMORY, scope="s") as scratch:
-        assert scratch.store._checkpointer is None
+        assert scratch._live.store._checkpointer is None
 
 
 def _indexes(store: SQLiteStore) -> dict[str, str]:

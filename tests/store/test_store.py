@@ -45,9 +45,9 @@ def test_scopes_sharing_a_file_never_see_each_other(store_path: Path) -> None:
         assert (book.object_id, book.status.value, book.others) == (3, "lost", (4,))
         assert a.rejected() == []
         assert [(o.label, o.rejected) for o in b.rejected()] == [("pen", "below_min_confidence")]
-        assert a.store.scopes() == ["home/kitchen", "office"]
-        assert a.store.count("objects", "home/kitchen") == 3
-        assert b.store.count("objects", "office") == 2
+        assert a._live.store.scopes() == ["home/kitchen", "office"]
+        assert a._live.store.count("objects", "home/kitchen") == 3
+        assert b._live.store.count("objects", "office") == 2
         # both rebuild from their own slice of the log
         assert a.rebuild_from_log().snapshot() == a.snapshot()
         assert b.rebuild_from_log().snapshot() == b.snapshot()
@@ -82,7 +82,7 @@ def test_rejected_detections_are_recorded_with_their_reason(mem: ObjectMemory) -
     assert mem.recall("ghost").found is False
     # a rejection is evidence of nothing: it never enters any object's history
     assert all(r.object_id == 1 for r in mem.history(1))
-    assert mem.store.count("observations", "test") == 4
+    assert mem._live.store.count("observations", "test") == 4
 
 
 def test_history_is_in_seq_order_and_starts_with_appeared(store_path: Path) -> None:

@@ -132,7 +132,7 @@ def test_a_first_sighting_from_afar_is_worth_what_its_noise_says() -> None:
         mem.observe(0.0, [Detection("cup", 0.9, cup_c, cup_s)], camera)
         appeared = mem.events(kind="APPEARED")[0]
         assert appeared.data["info"] == pytest.approx((0.02 / 0.05) ** 2)
-        assert mem._state.objects[1].pos_info == pytest.approx(0.16)
+        assert mem._live._state.objects[1].pos_info == pytest.approx(0.16)
         mem.observe(1.0, [Detection("cup", 0.9, (3.6, 0.05, 1.3), cup_s)], camera)
         assert mem.get(1).center[1] == pytest.approx(0.025, abs=1e-4)  # half way: equals
         mem.observe(2.0, [Detection("mug", 0.9, (0.0, 5.0, 0.5), cup_s)])  # no camera
@@ -242,7 +242,7 @@ def test_detection_probability_is_learned_from_looks_proved_to_be_misses() -> No
     with ObjectMemory.open() as mem:
         for k, hit in enumerate([1, 1, 1, 0, 0, 1, 0, 1, 0]):
             mem.observe(float(k), [cup] if hit else [], camera)
-        obj = mem._state.objects[1]
+        obj = mem._live._state.objects[1]
         assert (obj.n_looked_seen, obj.n_looked_missed, obj.n_missed) == (5, 3, 1)
         assert mem.snapshot() == mem.rebuild_from_log().snapshot()
 
@@ -349,7 +349,7 @@ def test_a_glimpse_whose_box_is_a_guess_is_doubted_not_lost_when_its_place_reads
     with ObjectMemory.open() as mem:
         mem.observe(0.0, [Detection("glass", 0.9, (1.62, 0.12, 0.79), glass_s)],
                     _camera(glass_c, [(glass_c, glass_s)]))
-        assert round(place_certainty(mem._state.objects[1], mem._config), 2) == 0.19
+        assert round(place_certainty(mem._live._state.objects[1], mem.config), 2) == 0.19
         empty = _camera(glass_c, [])
         for k in range(1, 40):
             mem.observe(float(k), [], empty)
@@ -595,7 +595,7 @@ def test_a_mug_carried_to_another_room_is_one_object_that_moved(bedroom_first) -
         assert np.allclose(moved.data["to"], BEDROOM_MUG, atol=0.01)
         assert [e.object_id for e in mem.events(kind="MERGED")] == [1]
         # the label index relocations search follows merges, relabels and drops
-        state = mem._state
+        state = mem._live._state
         for label in {o.label for o in state.objects.values()} | {"mug"}:
             assert state.with_label(label) == {
                 o.id for o in state.objects.values() if o.label == label}
@@ -768,7 +768,7 @@ def test_relation_thresholds_are_reachable_from_open() -> None:
                 mem.observe(float(t), [table, mug])
             assert [o.id for o in mem.related(1, "on")] == on
             assert mem.rebuild_from_log().relations_snapshot() == \
-                mem._state.relations_snapshot()
+                mem._live._state.relations_snapshot()
     assert TrackerConfig.from_dict({"relations": {"on_gap_m": 0.1}}).relations.on_gap_m == 0.1
     with pytest.raises(InvalidInput, match="relations must be a RelationConfig"):
         TrackerConfig(relations={"on_gap_m": 0.1})

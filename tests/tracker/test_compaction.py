@@ -28,7 +28,7 @@ TABLES = ("commits", "observations", "events", "objects", "tombstones", "rejecti
 
 
 def _all_rows(memory: ObjectMemory) -> dict[str, list[tuple[Any, ...]]]:
-    conn = memory.store.conn
+    conn = memory._live.store.conn
     return {t: conn.execute(f"SELECT * FROM {t} ORDER BY 1, 2").fetchall() for t in TABLES}
 
 
@@ -74,7 +74,7 @@ def _ingest(memory: ObjectMemory, times: range) -> list[Any]:
 
 def _groups(memory: ObjectMemory) -> dict[Any, list[float]]:
     out: dict[Any, list[float]] = {}
-    for o in memory.store.observations(memory.scope):
+    for o in memory._live.store.observations(memory.scope):
         out.setdefault(o.object_id if o.object_id is not None else o.key, []).append(o.t)
     return out
 
@@ -111,7 +111,7 @@ def pair(tmp_path: Path) -> Iterator[tuple[ObjectMemory, ObjectMemory]]:
 def test_compaction_keeps_exactly_first_last_changes_and_trail(
         pair: tuple[ObjectMemory, ObjectMemory]) -> None:
     memory, _ = pair
-    before_obs = {o.seq: o for o in memory.store.observations("c")}
+    before_obs = {o.seq: o for o in memory._live.store.observations("c")}
     report = memory.compact(older_than_s=10.0, trail_s=10.0, actor="janitor", reason="nightly")
     # horizon: the last commit at or before t = 59 - 10 (scans t=0..49 and the forget)
     sizes = (report.bytes_before, report.bytes_after)
@@ -122,9 +122,9 @@ def test_compaction_keeps_exactly_first_last_changes_and_trail(
     assert all(isinstance(n, int) and n > 0 for n in sizes)  # a file store has a size
     assert _groups(memory) == KEPT
     # what is kept is the very same record
-    for o in memory.store.observations("c"):
+    for o in memory._live.store.observations("c"):
         assert o == before_obs[o.seq]
-    assert len(before_obs) - len(memory.store.observations("c")) == 171
+    assert len(before_obs) - len(memory._live.store.observations("c")) == 171
 
 
 def test_events_commits_tombstones_and_audit_are_untouched(
@@ -284,9 +284,9 @@ def test_compaction_is_per_scope(tmp_path: Path) -> None:
         report = a.compact(older_than_s=0.0, trail_s=10.0)
         assert (report.examined, report.removed) == (30, 26)  # t=0, 10, 20, 29 kept
     with ObjectMemory.open(path, scope="b") as b:
-        assert len(b.store.observations("b")) == 30
+        assert len(b._live.store.observations("b")) == 30
         assert b.audit(kind="maintenance") == []
-        assert b.store.latest_checkpoint("b") is None
+        assert b._live.store.latest_checkpoint("b") is None
         assert b.snapshot() == b.rebuild_from_log().snapshot()
 
 
@@ -301,7 +301,7 @@ def test_read_only_refuses_compact_except_dry_run(pair: tuple[ObjectMemory, Obje
             reader.compact(older_than_s=10.0)
         report = reader.compact(older_than_s=10.0, trail_s=10.0, dry_run=True)
         assert report == CompactionReport(51, 49.0, 201, 171, True)
-        assert len(reader.store.observations("c")) == 201 + 40
+        assert len(reader._live.store.observations("c")) == 201 + 40
 
 
 # -- the property: interleaved scans, corrections, forgets and compactions -------------------
@@ -394,7 +394,7 @@ def test_compaction_never_changes_what_replay_rebuilds(program: list[Any]) -> No
             assert _story_events(memory) == _story_events(mems[False])
             # as of the latest horizon (or later) the compacted store answers exactly as the
             # twin; before it, a later compaction may have thinned the stretch (approximate)
-            horizon = memory.store.conn.execute(
+            horizon = memory._live.store.conn.execute(
                 "SELECT max(t) FROM checkpoints WHERE scope = 'p'").fetchone()[0]
             for t in {horizon, memory.now} - {None}:
                 assert _same_state(memory.as_of(t).snapshot()) == _same_state(
@@ -402,7 +402,7 @@ def test_compaction_never_changes_what_replay_rebuilds(program: list[Any]) -> No
                 assert _story_events(memory.as_of(t)) == _story_events(mems[False].as_of(t))
             # inside thinned stretches: events, identities and labels stay exact (positions,
             # counts and so confidence are only accurate to the trail)
-            times = sorted({c.t for c in memory.store.commits("p")})
+            times = sorted({c.t for c in memory._live.store.commits("p")})
             for t in times[:: max(1, len(times) // 6)]:
                 got, want = memory.as_of(t), mems[False].as_of(t)
                 assert _story_events(got) == _story_events(want)
@@ -463,7 +463,7 @@ def _check_store(store: Path) -> tuple[int, int]:
     with ObjectMemory.open(store, scope=SCOPE) as mem:
         snap = mem.snapshot()
         assert snap == mem.rebuild_from_log().snapshot()
-        one = mem.store.conn.execute
+        one = mem._live.store.conn.execute
         assert one("PRAGMA integrity_check").fetchall() == [("ok",)]
         assert one("SELECT count(*) FROM observations "
                    "WHERE (object_id IS NULL) = (rejected IS NULL)").fetchone()[0] == 0

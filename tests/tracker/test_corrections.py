@@ -21,7 +21,7 @@ TABLES = ("commits", "observations", "events", "objects", "tombstones", "rejecti
 
 def _all_rows(memory: ObjectMemory) -> dict[str, list[tuple[Any, ...]]]:
     """Every row of every table of the file (all scopes), for "nothing was written" checks."""
-    conn = memory.store.conn
+    conn = memory._live.store.conn
     return {t: conn.execute(f"SELECT * FROM {t} ORDER BY 1, 2").fetchall() for t in TABLES}
 
 

@@ -20,7 +20,7 @@ def test_copies_of_one_box_in_one_scan_are_one_object(store_path: Path) -> None:
             assert r.rejected == {i: DUPLICATE for i in range(1, 2000)}
         assert [o.id for o in mem.objects()] == [1]
         assert mem.get(1).n_detections == 2
-        assert mem.store.count("observations", mem.scope) == 4000  # every copy is recorded
+        assert mem._live.store.count("observations", mem.scope) == 4000  # every copy is recorded
         [key] = mem.rejections()
         assert (key.reason, key.count) == (DUPLICATE, 3998)
         assert mem.snapshot() == mem.rebuild_from_log().snapshot()
@@ -47,7 +47,7 @@ def test_more_than_the_cap_in_one_cube_keeps_the_most_confident(mem: ObjectMemor
     r = mem.observe(0.0, dets)
     assert r.rejected == {i: CROWDED for i in range(8)}  # the 8 least confident
     assert [a is None for a in r.assignments] == [True] * 8 + [False] * MAX_PER_PLACE
-    assert len(mem._state.objects) == MAX_PER_PLACE
+    assert len(mem._live._state.objects) == MAX_PER_PLACE
     # the cube next door is another place: its own 32
     other = [Detection("screw", 0.9, (1.21 + i * 0.004, 1.05, 0.5), (0.01,) * 3)
              for i in range(MAX_PER_PLACE)]

@@ -39,11 +39,11 @@ def _play(at, n_before):
         for k in range(n_before):
             assert mem.observe(float(k), [Detection("cup", 0.9, at, SIZE)], cam
                                ).assignments == (1,)
-        before = mem._state.objects[1].copy()
+        before = mem._live._state.objects[1].copy()
         r = mem.observe(float(n_before), [Detection("cup", 0.9, off, SIZE)], cam)
         assert r.assignments == (1,)
         assert [o.id for o in mem.objects()] == [1]  # no second identity, either way
-        return before, mem._state.objects[1].copy()
+        return before, mem._live._state.objects[1].copy()
 
 
 def test_a_young_estimate_seen_from_afar_follows_a_sighting_12_cm_off() -> None:

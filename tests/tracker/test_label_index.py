@@ -39,8 +39,8 @@ def test_the_live_label_index_is_the_one_the_objects_define(name: str) -> None:
         for k, frame in enumerate(scenario.frames):
             mem.observe(frame.t, list(frame.detections), frame.camera)
             if k % 25 == 0:
-                assert _index(mem._state) == _derived(mem._state), frame.t
-        state = mem._state
+                assert _index(mem._live._state) == _derived(mem._live._state), frame.t
+        state = mem._live._state
         assert _index(state) == _derived(state)
         assert any(state._absent.values())  # the day did miss and lose things
         assert _index(mem.rebuild_from_log()) == _index(state)

@@ -27,7 +27,7 @@ def _scan(t: float, shift: float) -> list[Detection]:
 
 
 def _indexes(mem: ObjectMemory) -> dict[str, Any]:
-    state = mem._state
+    state = mem._live._state
     f = state.features
     n = len(f)
     return {
@@ -44,15 +44,15 @@ def _indexes(mem: ObjectMemory) -> dict[str, Any]:
 
 def _session(path: Path, eager: bool) -> tuple[Any, ...]:
     with ObjectMemory.open(path, scope="home", durable=False, clock=lambda: 0.0) as mem:
-        assert mem._state.indexes_pending and not mem._state.scene.built
+        assert mem._live._state.indexes_pending and not mem._live._state.scene.built
         if eager:
-            mem._state.ensure_indexes()
-            mem._state.scene.ensure_built()
+            mem._live._state.ensure_indexes()
+            mem._live._state.scene.ensure_built()
         for k, t in enumerate((60.0, 61.0, 62.0)):
             mem.observe(t, _scan(t, 0.02 * k))
         mem.forget(ID["fork"], reason="test")
         mem.observe(63.0, _scan(63.0, 0.5))  # moved a little: held or moved
-        out = (_indexes(mem), mem._state.snapshot(), mem.events(since=59.0))
+        out = (_indexes(mem), mem._live._state.snapshot(), mem.events(since=59.0))
     return out
 
 
@@ -76,7 +76,7 @@ def test_a_read_only_open_builds_nothing_it_is_not_asked_for(tmp_path: Path) -> 
     with ObjectMemory.open(path, scope="home", durable=False) as mem:
         house_day(mem, until=12)
     with ObjectMemory.open(path, scope="home", read_only=True) as mem:
-        state = mem._state
+        state = mem._live._state
         assert state.indexes_pending and "grid" not in vars(state)
         assert mem.get(ID["table"]).label == "kitchen table"  # a read by id needs no index
         assert state.indexes_pending

@@ -48,7 +48,7 @@ def test_merge_keeps_one_id_both_histories_and_the_place_seen_last(path: Path) -
         assert (entry.actor, entry.reason, [e.kind for e in entry.events]) == (
             "alice", "one mug seen twice", [EventKind.MERGED])
         assert mem.snapshot() == mem.rebuild_from_log().snapshot()
-        assert validate_store(mem.store).ok
+        assert validate_store(mem._live.store).ok
 
 
 def test_split_makes_a_published_object_with_the_persons_label(path: Path) -> None:
@@ -67,7 +67,7 @@ def test_split_makes_a_published_object_with_the_persons_label(path: Path) -> No
         assert result.assignments == (1, 3)
     with ObjectMemory.open(path, scope="home", read_only=True) as mem:
         assert [(o.id, o.label) for o in mem.objects()] == [(1, "mug"), (2, "mug"), (3, "cup")]
-        assert validate_store(mem.store).ok
+        assert validate_store(mem._live.store).ok
         assert mem.snapshot() == mem.rebuild_from_log().snapshot()
 
 
@@ -85,14 +85,14 @@ def test_a_merge_is_undone_by_a_split_and_a_split_by_a_merge(path: Path) -> None
         assert [(a.actor, a.reason) for a in mem.audit(kind="correction")] == [
             ("alice", "one mug"), ("alice", "no: two mugs"), ("alice", "the first one stayed"),
             ("alice", "after all, one")]
-        assert validate_store(mem.store).ok
+        assert validate_store(mem._live.store).ok
     with ObjectMemory.open(path, scope="home", read_only=True) as mem:
         assert mem.snapshot() == mem.rebuild_from_log().snapshot()
 
 
 def test_bad_merges_and_splits_write_nothing(path: Path) -> None:
     with ObjectMemory.open(path, scope="home") as mem:
-        before = mem.store.counters()
+        before = mem._live.store.counters()
         with pytest.raises(InvalidInput, match=r"^cannot merge object 1 with itself$"):
             mem.merge(1, 1)
         with pytest.raises(NotFound, match=r"^no object 9 in scope 'home'$"):
@@ -101,7 +101,7 @@ def test_bad_merges_and_splits_write_nothing(path: Path) -> None:
             mem.split(1, (1.0, float("nan"), 0.8))
         with pytest.raises(InvalidInput, match=r"^t=1\.0 is before the latest commit"):
             mem.split(1, (1.5, 1.0, 0.8), t=1.0)
-        assert mem.store.counters() == before
+        assert mem._live.store.counters() == before
     with ObjectMemory.open(path, scope="home", read_only=True) as mem, \
             pytest.raises(ReadOnly, match=r"^merge\(\) needs a writable memory"):
         mem.merge(1, 2)

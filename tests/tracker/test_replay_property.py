@@ -94,10 +94,10 @@ def _check_result(memory: ObjectMemory, result: ScanResult, dets: list[Detection
 def _record(memory: ObjectMemory) -> dict[str, Any]:
     """Everything the store holds for the scope, minus wall-clock record times."""
     commits = [(c.id, c.kind, c.t, c.actor, c.reason, c.n_detections, c.camera)
-               for c in memory.store.commits(memory.scope)]
+               for c in memory._live.store.commits(memory.scope)]
     observations = [
         (o, None if o.feature is None else o.feature.tolist())
-        for o in memory.store.observations(memory.scope)
+        for o in memory._live.store.observations(memory.scope)
     ]
     return {"commits": commits, "observations": observations, "events": memory.events()}
 

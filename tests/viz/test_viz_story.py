@@ -91,7 +91,7 @@ def test_a_compacted_store_replays_from_its_checkpoint(tmp_path: Path) -> None:
         house_day(mem, until=30)
         report = mem.compact(older_than_s=12.0, trail_s=5.0)
         assert report.horizon_commit is not None and report.removed > 0
-        assert mem.store.latest_checkpoint("home") is not None
+        assert mem._live.store.latest_checkpoint("home") is not None
         frames = list(iter_story(mem))
         assert [f.t for f in frames] == [0.0, 5.0, 10.0, 15.0, 20.0, 30.0]
         assert "COMPACTED" not in {e.kind.value for f in frames for e in f.events}

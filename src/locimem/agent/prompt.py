@@ -401,7 +401,7 @@ def scene_data(reader: MemoryReader, budget_tokens: int | None = None,
                focus: Iterable[int] | None = None) -> dict[str, Any]:
     """The scene tree as a JSON-ready dict (the ``"json"`` form of :func:`scene_prompt`);
     its compact JSON text fits ``budget_tokens``."""
-    reader.store  # noqa: B018 - raises if closed
+    reader.rooms()  # raises StoreClosed if the memory is closed
     budget = _check_budget(budget_tokens)
     return _data(_Scene(reader, _check_focus(reader, focus)), budget)
 
@@ -414,7 +414,7 @@ def scene_prompt(reader: MemoryReader, budget_tokens: int | None = None,
     their neighbours."""
     if format not in FORMATS:
         raise InvalidInput(f"format must be one of {', '.join(FORMATS)}, got {format!r}")
-    reader.store  # noqa: B018 - raises if closed
+    reader.rooms()  # raises StoreClosed if the memory is closed
     budget = _check_budget(budget_tokens)
     scene = _Scene(reader, _check_focus(reader, focus))
     if format == "json":

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from locimem.config import TrackerConfig
-from locimem.memory import ObjectMemory
+from locimem.memory import ObjectMemory, reader_of
 from locimem.model import Camera, Detection
 from locimem.progress import progress
 from locimem.store.sqlite.codec import OBJECT_COLUMNS, UPSERT_OBJECT
@@ -123,8 +123,8 @@ def bench_ingest(n_objects: int, *, scans: int = 300, per_scan: int = 30, durabl
         cpu: list[float] = []
         fresh = n_objects  # the next never-seen thing (its row of ``features``)
         with ObjectMemory.open(path, durable=durable, config=config) as mem:
-            first_commit = mem.store.counters()[2]
-            held = len(mem.state.objects)
+            first_commit = reader_of(mem).store.counters()[2]
+            held = len(reader_of(mem).state.objects)
             for _ in progress(range(scans), label=f"  ingesting ({n_objects} objects)"):
                 start = rng.randrange(max(1, n_objects - seen))
                 dets = [
@@ -148,7 +148,7 @@ def bench_ingest(n_objects: int, *, scans: int = 300, per_scan: int = 30, durabl
                 times.append(time.perf_counter() - t0)
                 cpu.append(time.process_time() - c0)
                 t += 1 / 30
-            created = len(mem.state.objects) - held
+            created = len(reader_of(mem).state.objects) - held
         # the workload is not what it says it is (with a camera the tracker may also split,
         # merge and lose the known objects it is shown: the worst case is meant to exercise that)
         if not camera and created != new_per_scan * scans:
@@ -204,14 +204,14 @@ def bench_day(name: str, *, seed: int | None = None, durable: bool = False,
         ObjectMemory.open(path, durable=durable).close()  # the empty store, for the floor
         shutil.copyfile(path, floor_path)
         with ObjectMemory.open(path, durable=durable) as mem:
-            first_commit = mem.store.counters()[2]
+            first_commit = reader_of(mem).store.counters()[2]
             for frame in progress(scenario.frames, label=f"  playing {name}"):
                 detections = list(frame.detections)
                 c0, t0 = time.process_time(), time.perf_counter()
                 mem.observe(frame.t, detections, camera=frame.camera)
                 times.append(time.perf_counter() - t0)
                 cpu.append(time.process_time() - c0)
-            objects = len(mem.state.objects)
+            objects = len(reader_of(mem).state.objects)
         floor = _floor(path, floor_path, first_commit, durable)
     times.sort()
     cpu.sort()
@@ -230,7 +230,7 @@ def bench_day(name: str, *, seed: int | None = None, durable: bool = False,
 _RSS_PROBE = """
 import sys
 from locimem.config import TrackerConfig
-from locimem.memory import ObjectMemory
+from locimem.memory import ObjectMemory, reader_of
 
 def rss():
     with open("/proc/self/statm") as f:
@@ -240,7 +240,7 @@ with ObjectMemory.open(sys.argv[2], read_only=True, check="off"):  # imports, ca
     pass
 before = rss()
 mem = ObjectMemory.open(sys.argv[1], read_only=True, check="off")
-print(rss() - before, len(mem.state.objects))
+print(rss() - before, len(reader_of(mem).state.objects))
 """
 
 
@@ -334,7 +334,7 @@ def bench_open(n_observations: int, *, n_objects: int = 10_000, per_scan: int = 
                 mem.observe(t, [Detection(labels[i], 0.9, positions[i], SIZE)
                                 for i in range(start, min(n_objects, start + per_scan))])
                 t += 1 / 30
-            n_obs = mem.store.count("observations", mem.scope)
+            n_obs = reader_of(mem).store.count("observations", mem.scope)
         t0 = time.perf_counter()
         mem = ObjectMemory.open(path, read_only=True)
         open_s = time.perf_counter() - t0

@@ -40,7 +40,7 @@ from locimem.interchange.export import (
     verify_directory,
 )
 from locimem.interchange.validate import validate_store
-from locimem.memory import ObjectMemory
+from locimem.memory import ObjectMemory, reader_of
 from locimem.model import Commit, Observation
 from locimem.progress import Progress
 from locimem.store.sqlite import SQLiteStore
@@ -83,8 +83,8 @@ def build_store(path: Path, n_objects: int, n_observations: int, *, feature_dim:
                 t += 0.005
             for i, oid in zip(block, result.assignments, strict=True):
                 ids[i] = oid if oid is not None else 0
-        seeded = mem.store.count("observations", SCOPE)
-        state = mem.state
+        seeded = reader_of(mem).store.count("observations", SCOPE)
+        state = reader_of(mem).state
         remaining = max(0, n_observations - seeded)
         scans = -(-remaining // PER_SCAN)
         cursor = 0
@@ -114,8 +114,9 @@ def build_store(path: Path, n_objects: int, n_observations: int, *, feature_dim:
                         weight=config.position_alpha, feature=noisy))
                     seq += 1
                 commit_id += 1
-            mem._commit(records)  # pre-decided records: the bench builds the log directly
-        counts = {table: mem.store.count(table, SCOPE)
+            # pre-decided records: the bench builds the log directly
+            reader_of(mem)._commit(records)
+        counts = {table: reader_of(mem).store.count(table, SCOPE)
                   for table in ("commits", "observations", "events", "objects")}
     return counts
 

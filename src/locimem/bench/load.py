@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from locimem.memory import ObjectMemory
+from locimem.memory import ObjectMemory, reader_of
 from locimem.model import Detection
 from locimem.tracker.load import load_state
 
@@ -61,7 +61,7 @@ def _percentile(values: list[float], q: float) -> float:
 
 def torn(mem: ObjectMemory) -> str | None:
     """Why this loaded state is not one the load writer committed (None if it is)."""
-    state = mem.state
+    state = reader_of(mem).state
     scans = state.next_commit - 1  # the writer's scope is the only one in the file
     if state.now is None:
         return None if not state.objects else "objects before the first commit"
@@ -108,8 +108,8 @@ def reader(path: str, seconds: float, out: str, rebuild: bool = False) -> None:
             with mem:
                 why = torn(mem)
                 if why is None and rebuild and mem.now is not None:
-                    replay = load_state(mem.store, mem.scope, mem.config, from_log=True,
-                                        until_commit=mem.state.next_commit - 1)
+                    replay = load_state(reader_of(mem).store, mem.scope, mem.config, from_log=True,
+                                        until_commit=reader_of(mem).state.next_commit - 1)
                     if replay.snapshot() != mem.snapshot():
                         why = "the loaded state differs from a replay to the same commit"
                 if why is not None:

@@ -20,7 +20,7 @@ import numpy as np
 
 from locimem.config import TrackerConfig
 from locimem.index.vectors import ExactIndex
-from locimem.memory import ObjectMemory
+from locimem.memory import ObjectMemory, reader_of
 from locimem.model import Detection
 from locimem.progress import progress
 from locimem.query.semantic import SemanticIndex
@@ -118,7 +118,7 @@ def _bench_reads(path: Path, config: TrackerConfig, words: Sequence[str],
             "on the table": _median_ms(
                 lambda i: mem.related(tables[i % len(tables)].id, "on"), runs),
         }
-        state = mem.state
+        state = reader_of(mem).state
         movers = rng.choices([o.id for o in objects if o.label in ITEMS], k=runs)
 
         def relation_update(i: int) -> None:  # one object settling somewhere new
@@ -143,7 +143,7 @@ def _bench_vectors(path: Path, config: TrackerConfig, words: Sequence[str],
         try:
             mem = ObjectMemory.open(path, config=config, read_only=True,
                                     encoder=encoder, vector_index=name)  # type: ignore[arg-type]
-            index = mem.semantic_index()  # build the index before timing
+            index = reader_of(mem).semantic_index()  # build the index before timing
         except Exception:  # the vectors extra is not installed
             continue
         try:

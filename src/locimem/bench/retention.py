@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from locimem.memory import ObjectMemory
+from locimem.memory import ObjectMemory, reader_of
 from locimem.model import Detection
 from locimem.progress import progress
 
@@ -79,7 +79,7 @@ def stream_store(path: Path, n_objects: int = 10, minutes: float = 10.0, hz: flo
                               (x + rng.gauss(0, 0.005), y + rng.gauss(0, 0.005), z),
                               (0.08, 0.08, 0.1)) for x, y, z in homes]
             mem.observe(k / hz, dets)
-        return mem.store.count("observations", mem.scope)
+        return reader_of(mem).store.count("observations", mem.scope)
 
 
 def bench_retention(n_objects: int = 10, minutes: float = 10.0, hz: float = 30.0,
@@ -96,8 +96,8 @@ def bench_retention(n_objects: int = 10, minutes: float = 10.0, hz: float = 30.0
         shutil.copyfile(path, Path(tmp) / "vacuumed.loci")
         with ObjectMemory.open(path, durable=False) as mem:
             report = mem.compact(older_than_s=older_than_s, trail_s=trail_s)
-            after = mem.store.count("observations", mem.scope)
-            thinned_after = mem.store.conn.execute(
+            after = reader_of(mem).store.count("observations", mem.scope)
+            thinned_after = reader_of(mem).store.conn.execute(
                 "SELECT count(*) FROM observations WHERE commit_id <= ?",
                 (report.horizon_commit,)).fetchone()[0]
         bytes_after = _log_bytes(path)

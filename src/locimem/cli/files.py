@@ -24,6 +24,7 @@ from locimem.cli.common import (
 )
 from locimem.errors import IntegrityError, InvalidInput
 from locimem.files import KIB, read_regular
+from locimem.memory import reader_of
 
 Sub = Any
 _USD_SUFFIXES = (".usda", ".usdc", ".usd")
@@ -356,11 +357,11 @@ def cmd_compact(args: argparse.Namespace) -> int:
     if args.dry_run and args.vacuum:
         raise InvalidInput("--vacuum writes (it rewrites the store): drop --dry-run, or --vacuum")
     with open_memory(args, write=not args.dry_run) as mem:
-        before = mem.store.count("observations", mem.scope)
+        before = reader_of(mem).store.count("observations", mem.scope)
         r = mem.compact(older_than_s=args.older_than, trail_s=args.trail, dry_run=args.dry_run,
                         reclaim=args.vacuum, actor=args.actor, reason=args.reason,
                         progress=progress(args))
-        after = mem.store.count("observations", mem.scope)
+        after = reader_of(mem).store.count("observations", mem.scope)
     doc = {"scope": args.scope, "dry_run": r.dry_run, "horizon_commit": r.horizon_commit,
            "horizon_t": r.horizon_t, "examined": r.examined, "removed": r.removed,
            "kept": r.kept, "observations_before": before, "observations_after": after,

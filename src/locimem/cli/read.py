@@ -24,6 +24,7 @@ from locimem.cli.common import (
 )
 from locimem.cli.text import audit_doc, audit_lines, event_doc, format_event
 from locimem.language.hedge import sanitize
+from locimem.memory import reader_of
 from locimem.model import EventKind, ObjectStatus
 from locimem.query.reader import COMMIT_KINDS
 from locimem.times import time_doc
@@ -48,17 +49,17 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     report: dict[str, Any] = {"store": args.store, "scopes": {}}
     for scope in scopes:
         with ObjectMemory.open(args.store, scope=scope, read_only=True) as m:
-            report["store"] = m.store.path
+            report["store"] = reader_of(m).store.path
             by_status = {s.value: 0 for s in ObjectStatus}
             for obj in m.objects():
                 by_status[obj.status.value] += 1
             by_status[ObjectStatus.FORGOTTEN.value] = len(m.tombstones())
             report["scopes"][scope] = {
                 "latest_scan_t": m.now,
-                "commits": m.store.count("commits", scope),
-                "observations": m.store.count("observations", scope),
+                "commits": reader_of(m).store.count("commits", scope),
+                "observations": reader_of(m).store.count("observations", scope),
                 "rejected": len(m.rejected()),
-                "events": m.store.count("events", scope),
+                "events": reader_of(m).store.count("events", scope),
                 "objects": by_status,
                 "prior_map": len(m.prior_map()),
                 "deltas": {s: len(m.deltas(status=s))

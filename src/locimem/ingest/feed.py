@@ -37,7 +37,7 @@ from typing import TextIO
 
 from locimem.errors import InvalidInput
 from locimem.ingest.summary import IngestSummary
-from locimem.memory import ObjectMemory
+from locimem.memory import ObjectMemory, reader_of
 from locimem.memory.facade import SCAN_WARNING
 from locimem.model import Camera, Detection
 from locimem.progress import note, progress
@@ -171,7 +171,7 @@ def feed(mem: ObjectMemory, plan: Iterable[PlannedScan], summary: IngestSummary,
     ``map_epoch``: the map epoch of every scan (``observe``'s); ``jumps``: the map jumps to
     apply (see the module's text)."""
     start = time.monotonic()
-    latest = mem.store.latest_scan(_scans_scope(mem, map_epoch), summary.source)
+    latest = reader_of(mem).store.latest_scan(_scans_scope(mem, map_epoch), summary.source)
     resume_t, held_at_resume = (None, 0) if latest is None else latest
     summary.resume_from_t = resume_t
     quiet = _ScanWarnings()
@@ -210,8 +210,9 @@ class _Jumps:
         self.waiting = sorted(jumps, key=lambda j: j.t)
         self.done: set[str] = set()
         if self.waiting:
-            self.done = {e.reason for e in mem.store.audit(mem.scope, actor=summary.source,
-                                                           kinds=["correction"])
+            store = reader_of(mem).store
+            self.done = {e.reason for e in store.audit(mem.scope, actor=summary.source,
+                                               kinds=["correction"])
                          if e.reason is not None}
 
     def due(self, t: float | None) -> None:

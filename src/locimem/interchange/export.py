@@ -68,7 +68,7 @@ from locimem.interchange.rows_out import (
 from locimem.interchange.signing import _manifest_digest, check_hmac_key, manifest_signature
 from locimem.interchange.signing import canonical_line as _line
 from locimem.interchange.store_file import _read_only, _store_version
-from locimem.memory import ObjectMemory
+from locimem.memory.base import LiveMemory
 from locimem.store.base import is_postgres_url
 from locimem.store.sqlite import SQLiteStore
 from locimem.store.sqlite.schema import SCHEMA_VERSION
@@ -173,7 +173,7 @@ def export_memory(store_path: str | os.PathLike[str], directory: str | os.PathLi
                 is None:
             known = ", ".join(repr(s) for s in store.scopes()) or "none"
             raise NotFound(f"no scope {scope!r} in {str(source)!r} (scopes: {known})")
-        memory = ObjectMemory(store, scope, TrackerConfig(), time.time)
+        memory = LiveMemory(store, scope, TrackerConfig(), time.time)  # (reads only)
         part = target.parent / f".{target.name}.{secrets.token_hex(4)}.partial"
         part.mkdir()  # with the usual permissions (mkdtemp's are private)
         stack.callback(shutil.rmtree, part, ignore_errors=True)
@@ -326,7 +326,7 @@ def _frame(name: str, epoch: str | None) -> dict[str, Any]:
 
 
 # -- the readable picture --------------------------------------------------------------------
-def _memory_document(memory: ObjectMemory, conn: sqlite3.Connection, scope: str,
+def _memory_document(memory: LiveMemory, conn: sqlite3.Connection, scope: str,
                      scene: str | None, frame: dict[str, Any]) -> dict[str, Any]:
     """Objects with level, room, parents and children (from ``on`` / ``in``), relations,
     rooms, anchors, the prior map, deltas and keyframes — what a person (or a prior-map

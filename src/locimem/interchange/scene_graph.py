@@ -57,6 +57,7 @@ from typing import Any
 
 from locimem.errors import InvalidInput, LocimemError
 from locimem.frames import FRAME_NAME, frame_note, memory_epoch
+from locimem.memory import reader_of
 from locimem.model import ObjectStatus, TrackedObject
 from locimem.query.reader import MemoryReader
 from locimem.scene.rooms import Room
@@ -158,9 +159,7 @@ def scene_graph(memory: MemoryReader, *, include_tentative: bool = False) -> Sce
     ``memory`` is an :class:`~locimem.ObjectMemory` or an ``as_of`` view. Raises
     :class:`InvalidInput` for anything else.
     """
-    if not isinstance(memory, MemoryReader):
-        raise InvalidInput(f"memory must be an ObjectMemory (a MemoryReader), got "
-                           f"{type(memory).__name__}")
+    memory = reader_of(memory)
     if not isinstance(include_tentative, bool):
         raise InvalidInput(f"include_tentative must be a bool, got "
                            f"{type(include_tentative).__name__}")

@@ -46,6 +46,7 @@ from typing import Any
 
 from locimem.errors import InvalidInput, LocimemError
 from locimem.frames import FRAME_NAME, frame_note, memory_epoch
+from locimem.memory import reader_of
 from locimem.model import ObjectStatus, TrackedObject
 from locimem.query.reader import MemoryReader, RoomInfo
 
@@ -86,9 +87,7 @@ def export_usd(memory: MemoryReader, path: str | os.PathLike[str], *,
     is short for that one); forgotten ones never. See the module docstring for the prim
     layout. Raises :class:`UsdUnavailable` without ``usd-core``.
     """
-    if not isinstance(memory, MemoryReader):
-        raise InvalidInput(f"memory must be an ObjectMemory (a MemoryReader), got "
-                           f"{type(memory).__name__}")
+    memory = reader_of(memory)
     out = _check_path(path)
     if not isinstance(include_tentative, bool):
         raise InvalidInput(f"include_tentative must be a bool, got "

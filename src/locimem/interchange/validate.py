@@ -10,7 +10,7 @@ another process keeps writing is seen at one commit boundary.
     >>> from locimem import Detection, ObjectMemory
     >>> with ObjectMemory.open(":memory:", scope="home") as mem:
     ...     _ = mem.observe(0.0, [Detection("cup", 0.9, (1.0, 2.0, 0.8), (0.1, 0.1, 0.1))])
-    ...     report = validate_store(mem.store)
+    ...     report = validate(mem)
     >>> report.ok, report.scopes, len(report.rules)
     (True, ('home',), 17)
 
@@ -142,6 +142,7 @@ from locimem.interchange.directory import check_directory, verify_directory
 from locimem.interchange.load import _import_memory
 from locimem.interchange.rules_state import DELTA_STATUSES
 from locimem.interchange.store_check import validate_store
+from locimem.memory import ObjectMemory, reader_of
 from locimem.progress import Progress
 from locimem.store.base import Store, is_postgres_url
 from locimem.store.sqlite import MEMORY
@@ -161,12 +162,14 @@ __all__ = [
 ]
 
 
-def validate(target: Store | str | os.PathLike[str], *, scope: str | None = None,
-             hmac_key: bytes | None = None, progress: Progress | None = None
-             ) -> ValidationReport:
-    """Validate a store (an open one, a file or a PostgreSQL URL) or an exported directory
-    (with ``hmac_key``, its signature too). ``progress`` (e.g.
+def validate(target: ObjectMemory | Store | str | os.PathLike[str], *,
+             scope: str | None = None, hmac_key: bytes | None = None,
+             progress: Progress | None = None) -> ValidationReport:
+    """Validate a store (an open memory's, an open one, a file or a PostgreSQL URL) or an
+    exported directory (with ``hmac_key``, its signature too). ``progress`` (e.g.
     :func:`locimem.progress.progress`) shows a bar over the rules of a store file."""
+    if isinstance(target, ObjectMemory):
+        target = reader_of(target).store
     if not isinstance(target, (str, os.PathLike)) or is_postgres_url(target):
         return validate_store(target, scope=scope)
     if str(target) != MEMORY and Path(target).is_dir():

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from locimem.errors import LocimemError, ToolError
 from locimem.mcp.http import url_of
+from locimem.memory import reader_of
 
 if TYPE_CHECKING:
     from locimem.memory import ObjectMemory
@@ -101,7 +102,8 @@ class StoreHandle:
             mem = self._open()
             try:
                 version = self._data_version(mem)
-                if self._writable or mem.store.counters(mem.scope)[2] == mem.state.next_commit:
+                live = reader_of(mem)
+                if self._writable or live.store.counters(mem.scope)[2] == live.state.next_commit:
                     return mem, version
             except BaseException:
                 mem.close()
@@ -109,7 +111,7 @@ class StoreHandle:
             mem.close()
 
     def _data_version(self, mem: ObjectMemory | None = None) -> int | None:
-        conn = getattr((mem or self._mem).store, "conn", None)
+        conn = getattr(reader_of(mem or self._mem).store, "conn", None)
         if conn is None:
             return None
         try:

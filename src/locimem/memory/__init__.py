@@ -1,6 +1,7 @@
 """``ObjectMemory``: the facade over the tracker, the store and the queries (see
-:mod:`locimem.memory.facade`; each concern's verbs are a mixin beside it)."""
+:mod:`locimem.memory.facade`; each concern's verbs are a service beside it, writing through
+the live memory of :mod:`locimem.memory.base`)."""
 
-from locimem.memory.facade import ObjectMemory
+from locimem.memory.facade import ObjectMemory, reader_of
 
-__all__ = ["ObjectMemory"]
+__all__ = ["ObjectMemory", "reader_of"]

@@ -1,10 +1,14 @@
-"""The machinery every write verb shares: the live state, the one commit path and the
-all-or-nothing guard. :class:`~locimem.memory.facade.ObjectMemory` is built on it, one mixin
-per concern (scans, corrections, the prior map, rooms, maintenance).
+"""The live memory of one scope — its state, its store, the one commit path and the
+all-or-nothing guard — and the base of the services that write through it.
 
-A verb checks its input, asks the tracker to decide records (pure functions of the state),
-and hands them to :meth:`MemoryBase._commit`, which completes the commit
-(:func:`~locimem.tracker.commit.commit_records`) and appends it with the rows it changed.
+:class:`~locimem.memory.facade.ObjectMemory` holds one :class:`LiveMemory` (which is also
+the :class:`~locimem.query.reader.MemoryReader` its reads go to) and one :class:`Service`
+per concern (scans, corrections, pose corrections, map epochs, the prior map, rooms,
+maintenance). A service verb checks its input, asks the tracker to decide records (pure
+functions of the state), and hands them to :meth:`LiveMemory._commit`, which completes the
+commit (:func:`~locimem.tracker.commit.commit_records`) and appends it with the rows it
+changed. Services are the live memory's friends: they use its underscored members (the
+commit path, the raw state), which nothing outside this package touches.
 """
 
 from __future__ import annotations
@@ -46,23 +50,26 @@ _Verb = TypeVar("_Verb", bound=Callable[..., Any])
 
 def in_turn(verb: _Verb) -> _Verb:
     """Run a write verb (a correction, a room, the prior map) in one write turn
-    (:meth:`MemoryBase._turn`), as a scan runs: on a server store the scope's write lock is
+    (:meth:`LiveMemory._turn`), as a scan runs: on a server store the scope's write lock is
     held while the memory catches up, decides and appends, so a busy writer of the scope
     cannot land a commit in between and the verb never ends in
     :class:`~locimem.errors.WriteConflict`. A read-only memory goes straight to the verb,
     which refuses with its own message."""
     @functools.wraps(verb)
-    def run(self: MemoryBase, *args: Any, **kwargs: Any) -> Any:
-        if self.store.read_only:
+    def run(self: Service, *args: Any, **kwargs: Any) -> Any:
+        if self._live.store.read_only:
             return verb(self, *args, **kwargs)
-        with self._turn():
+        with self._live._turn():
             return verb(self, *args, **kwargs)
     return cast(_Verb, run)
 
 
-class MemoryBase(MemoryReader):
+class LiveMemory(MemoryReader):
     """The live memory of one scope: its reads (:class:`MemoryReader`), its store, its clock,
     and the commit path. Not used alone: see :class:`~locimem.memory.facade.ObjectMemory`."""
+
+    _logged_width: int | None = None  # width of a rejected detection's logged embedding
+    _logged_width_known = False  # (looked up once: see Scans.embedding_width)
 
     def __init__(self, store: Store, scope: str, config: TrackerConfig,
                  clock: Callable[[], float], encoder: Encoder | None = None,
@@ -94,6 +101,12 @@ class MemoryBase(MemoryReader):
     @property
     def read_only(self) -> bool:
         return self.store.read_only
+
+    def sibling(self, scope: str) -> LiveMemory:
+        """The live memory of another scope of the same store, opened as this one was (a
+        provisional map epoch's own scope)."""
+        return LiveMemory(self.store, scope, self._config, self._clock, self._encoder,
+                          self._vector_index, shared=self._shared, late_s=self._late_s)
 
     def rebuild_from_log(self) -> MemoryState:
         """Replay this scope's record into a fresh state, from its newest checkpoint (if a
@@ -253,3 +266,12 @@ class MemoryBase(MemoryReader):
                                "corrections are recorded in time order")
         return obj, actor, reason, when, float(self._clock())
 
+
+
+class Service:
+    """One concern's verbs (corrections, rooms, …) over the live memory they write through."""
+
+    __slots__ = ("_live",)
+
+    def __init__(self, live: LiveMemory) -> None:
+        self._live = live

@@ -17,7 +17,7 @@ from locimem.check import (
     check_text,
 )
 from locimem.errors import InvalidInput
-from locimem.memory.base import MemoryBase, in_turn
+from locimem.memory.base import Service, in_turn
 from locimem.model import (
     Event,
 )
@@ -31,7 +31,7 @@ from locimem.tracker.governance import (
 )
 
 
-class Corrections(MemoryBase):
+class Corrections(Service):
     """The correction verbs of :class:`~locimem.memory.facade.ObjectMemory`."""
 
     @in_turn
@@ -45,11 +45,12 @@ class Corrections(MemoryBase):
         CORRECTED event with ``actor``, ``reason`` and valid time ``t`` (default: now).
         """
         label = check_label(label)
-        obj, actor, reason, when, recorded = self._correction_args("relabel", object_id, actor,
-                                                                    reason, t)
-        records = decide_relabel(self._state, self._config, obj, label, when, actor, reason,
+        live = self._live
+        obj, actor, reason, when, recorded = live._correction_args("relabel", object_id, actor,
+                                                                   reason, t)
+        records = decide_relabel(live._state, live._config, obj, label, when, actor, reason,
                                  recorded)
-        self._commit(records)
+        live._commit(records)
         return records[-1]  # type: ignore[return-value]
 
     @in_turn
@@ -58,11 +59,12 @@ class Corrections(MemoryBase):
         """Correct where an object is ("the remote is in the drawer now"): centre (x, y, z),
         metres, map frame. Its sightings stay in its history; a CORRECTED event records it."""
         center = check_coordinate_domain(center, "center")
-        obj, actor, reason, when, recorded = self._correction_args("move", object_id, actor,
-                                                                    reason, t)
-        records = decide_move(self._state, self._config, obj, center, when, actor, reason,
+        live = self._live
+        obj, actor, reason, when, recorded = live._correction_args("move", object_id, actor,
+                                                                   reason, t)
+        records = decide_move(live._state, live._config, obj, center, when, actor, reason,
                               recorded)
-        self._commit(records)
+        live._commit(records)
         return records[-1]  # type: ignore[return-value]
 
     @in_turn
@@ -77,11 +79,12 @@ class Corrections(MemoryBase):
         removed = sorted({check_text(k, "attribute name", max_chars=64) for k in remove})
         if not values and not removed:
             raise InvalidInput("set_attributes() needs values to set or names to remove")
-        obj, actor, reason, when, recorded = self._correction_args("set_attributes", object_id,
+        live = self._live
+        obj, actor, reason, when, recorded = live._correction_args("set_attributes", object_id,
                                                                     actor, reason, t)
-        records = decide_attributes(self._state, obj, values, removed, when, actor, reason,
+        records = decide_attributes(live._state, obj, values, removed, when, actor, reason,
                                     recorded)
-        self._commit(records)
+        live._commit(records)
         return records[-1]  # type: ignore[return-value]
 
     @in_turn
@@ -91,10 +94,11 @@ class Corrections(MemoryBase):
         seen again (same place, and one of its labels or a similar embedding) is suppressed —
         or revived, with ``TrackerConfig.revive_after``. Never silent: a FORGOTTEN event with
         ``actor`` and ``reason`` is recorded and shown by :meth:`audit`."""
-        obj, actor, reason, when, recorded = self._correction_args("forget", object_id, actor,
-                                                                    reason, t)
-        records = decide_forget(self._state, obj, when, actor, reason, recorded)
-        self._commit(records)
+        live = self._live
+        obj, actor, reason, when, recorded = live._correction_args("forget", object_id, actor,
+                                                                   reason, t)
+        records = decide_forget(live._state, obj, when, actor, reason, recorded)
+        live._commit(records)
         return records[-1]  # type: ignore[return-value]
 
     @in_turn
@@ -104,13 +108,14 @@ class Corrections(MemoryBase):
         keeps its id, both histories (``history()``), the summed label votes and the place of
         the one seen last. Recorded as a correction with ``actor`` and ``reason`` (see
         :meth:`audit`); undo it with :meth:`split`. Returns the MERGED event."""
-        obj, actor, reason, when, recorded = self._correction_args("merge", object_id, actor,
-                                                                    reason, t)
-        other = self._object(other_id)
+        live = self._live
+        obj, actor, reason, when, recorded = live._correction_args("merge", object_id, actor,
+                                                                   reason, t)
+        other = live._object(other_id)
         if other.id == obj.id:
             raise InvalidInput(f"cannot merge object {obj.id} with itself")
-        records = decide_merge(self._state, obj, other, when, actor, reason, recorded)
-        self._commit(records)
+        records = decide_merge(live._state, obj, other, when, actor, reason, recorded)
+        live._commit(records)
         return records[-1]  # type: ignore[return-value]
 
     @in_turn
@@ -123,11 +128,12 @@ class Corrections(MemoryBase):
         tracker will not merge the two again. Recorded as a correction (see :meth:`audit`);
         undo it with :meth:`merge`. Returns the SPLIT event (``data["into"]``: the new id)."""
         center = check_coordinate_domain(center, "center")
-        obj, actor, reason, when, recorded = self._correction_args("split", object_id, actor,
-                                                                    reason, t)
+        live = self._live
+        obj, actor, reason, when, recorded = live._correction_args("split", object_id, actor,
+                                                                   reason, t)
         label = obj.label if label is None else check_label(label)
         size = obj.size if size is None else check_size_domain(size, "size")
-        records = decide_split(self._state, obj, self._state.next_object_id, label, center,
+        records = decide_split(live._state, obj, live._state.next_object_id, label, center,
                                size, when, actor, reason, recorded)
-        self._commit(records)
+        live._commit(records)
         return records[1]  # type: ignore[return-value]

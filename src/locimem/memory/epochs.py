@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -28,7 +28,8 @@ import numpy as np
 from locimem.check import MAX_ABS_COORD_M, check_scope, check_text
 from locimem.errors import InvalidInput, ScopeError
 from locimem.frames import as_pair, check_transform, compose, invert, yaw_of
-from locimem.memory.base import MemoryBase
+from locimem.memory.base import LiveMemory, Service
+from locimem.memory.scans import Scans, checked_list
 from locimem.model import (
     Camera,
     Commit,
@@ -48,22 +49,30 @@ LANDMARK_MIN_SIGHTINGS = 3
 _EPOCHS_PART = "epochs"  # a provisional epoch's scope: SCOPE/epochs/NAME
 
 
-class MapEpochs(MemoryBase):
-    """The map-epoch verbs of :class:`~locimem.memory.facade.ObjectMemory`."""
+class MapEpochs(Service):
+    """The map-epoch verbs of :class:`~locimem.memory.facade.ObjectMemory`: scans of a
+    named epoch go through :meth:`observe` to ``scans`` (in the memory's frame) or to a
+    provisional epoch's own scope; what an aligned epoch saw is re-anchored by
+    ``correct_poses`` when its transform is corrected."""
 
-    _scan: Any  # ObjectMemory._scan: one scan in the memory's frame
-    _provisional: dict[str, Any]
-    _why: dict[str, str]
-    _tried: dict[str, tuple[int, ...]]
+    def __init__(self, live: LiveMemory, scans: Scans,
+                 correct_poses: Callable[..., list[Event]]) -> None:
+        super().__init__(live)
+        self._scans, self._correct_poses = scans, correct_poses
+        self.provisional: dict[str, Scans] = {}  # each provisional epoch's own scope's scans
+        self._why: dict[str, str] = {}  # why a provisional epoch is not aligned yet
+        self._tried: dict[str, tuple[int, ...]] = {}  # its landmarks at the last try
+        self._into: dict[str, tuple[MapEpoch, np.ndarray, tuple[float, ...]]] = {}
+        self._landmarks: tuple[int, list[Any]] | None = None  # the memory's, at a commit
 
     def map_epochs(self) -> list[MapEpoch]:
         """The map epochs this scope has seen, oldest first: the memory's own frame
         (``base``) and each later SLAM session's, with its status, transform into the
         memory's frame, fit residual and inliers, and (provisional) why it is not aligned
         yet. Empty for a scope that never named an epoch (one fixed frame)."""
-        why = getattr(self, "_why", {})
+        why = self._why
         return [_with_why(e, why.get(e.name)) for e in
-                sorted(self._state.epochs.values(), key=lambda e: (e.since, e.name))]
+                sorted(self._live._state.epochs.values(), key=lambda e: (e.since, e.name))]
 
     def align_epoch(self, epoch: str, transform: Any, *, actor: str = "operator",
                     reason: str | None = None) -> Event:
@@ -75,48 +84,49 @@ class MapEpochs(MemoryBase):
         seen in it since it began is re-anchored by the difference (as
         :meth:`correct_poses`). Recorded as a correction (``status`` ``"given"``) with
         ``actor`` and ``reason``; a later one undoes it. Returns the MAP_ALIGNED event."""
-        self._writable("align_epoch")
+        self._live._writable("align_epoch")
         name = check_epoch(epoch)
         matrix = check_transform(transform)
         actor = check_text(actor, "actor")
         reason = None if reason is None else check_text(reason, "reason", max_chars=1000)
-        known = self._state.epochs.get(name)
+        known = self._live._state.epochs.get(name)
         if known is not None and known.status == "base":
             raise InvalidInput(f"map epoch {name!r} is the memory's own frame; give the "
                                "transform of a later epoch")
         if known is not None and known.status == "provisional":
             return self._join(name, matrix, "given", None, (), actor, reason)[0]
-        with self._turn():
-            t = float(self._state.now or 0.0)
+        with self._live._turn():
+            t = float(self._live._state.now or 0.0)
             event = self._aligned_commit(name, matrix, "given", None, (), t, actor, reason)
             if known is not None and known.transform is not None:
                 change = compose(matrix, invert(check_transform(known.transform)))
-                self.correct_poses([(known.since, t, change)], actor=actor,  # type: ignore[attr-defined]
-                                   reason=reason or f"map epoch {name!r} realigned")
+                self._correct_poses([(known.since, t, change)], actor=actor,
+                                    reason=reason or f"map epoch {name!r} realigned")
         return event
 
     # -- scans of a named epoch ---------------------------------------------------------------
-    def _observe_in_epoch(self, t: float, detections: Iterable[Detection],
-                          camera: Camera | None, source: str, name: Any) -> ScanResult:
+    def observe(self, t: float, detections: Iterable[Detection], camera: Camera | None,
+                source: str, name: Any) -> ScanResult:
+        """One scan of map epoch ``name`` (checked time and source)."""
         name = check_epoch(name)
-        epochs = self._state.epochs
+        epochs = self._live._state.epochs
         epoch = epochs.get(name)
         if epoch is None:
             epoch = self._begin(name, t, source)
         if epoch.status == "base":
-            return self._scan(t, detections, camera, source)
+            return self._scans.scan(t, detections, camera, source)
         if epoch.status in ("aligned", "given"):
-            cache = self.__dict__.setdefault("_into", {})
+            cache = self._into
             into = cache.get(name)
             if into is None or into[0] is not epoch:  # (a new MAP_ALIGNED: a new epoch value)
                 matrix = check_transform(epoch.transform)
                 into = cache[name] = (epoch, matrix, tuple(as_pair(matrix)[1]))
-            dets, cam = _transformed(into[1], _checked_list(detections), camera, into[2])
-            return self._scan(t, dets, cam, source)
-        sub = self._epoch_memory(epoch)
-        sync_counters(sub)
-        result = sub.observe(t, detections, camera, source=source)
-        sync_counters(self)
+            dets, cam = _transformed(into[1], checked_list(detections), camera, into[2])
+            return self._scans.scan(t, dets, cam, source)
+        sub = self._epoch_scans(epoch)
+        sync_counters(sub._live)
+        result = sub.scan(t, detections, camera, source)
+        sync_counters(self._live)
         joined = self._try_align(name, sub, source)
         return result if joined is None else joined
 
@@ -124,47 +134,43 @@ class MapEpochs(MemoryBase):
         """The first scan of an epoch: the memory's frame if nothing was sighted in the scope
         yet (rooms or a prior map defined first are in that frame), else a provisional epoch
         with a scope of its own."""
-        state = self._state
-        if state.now is not None and t < state.now - self._late_s:
+        state = self._live._state
+        if state.now is not None and t < state.now - self._live._late_s:
             raise InvalidInput(f"t={t} is before the latest scan (t={state.now}); scans must "
                                "not go back in time")
-        base = not state.epochs and self.store.count("observations", self._scope) == 0
+        base = not state.epochs and self._live.store.count("observations", self._live._scope) == 0
         data: dict[str, Any] = {"epoch": name, "status": "base" if base else "provisional"}
         if not base:
-            data["scope"] = _epoch_scope(self._scope, name)
-        with self._turn():
-            out = self._writer("correction", source, "a new map epoch" if base else
+            data["scope"] = _epoch_scope(self._live._scope, name)
+        with self._live._turn():
+            out = self._live._writer("correction", source, "a new map epoch" if base else
                                "a new map epoch, provisional", t)
             out.event(EventKind.MAP_EPOCH, 0, "", data)
-            self._commit(out.records)
-        return self._state.epochs[name]
+            self._live._commit(out.records)
+        return self._live._state.epochs[name]
 
-    def _epoch_memory(self, epoch: MapEpoch) -> Any:
-        """The memory of a provisional epoch's own scope (sharing this memory's store)."""
-        cache = self.__dict__.setdefault("_provisional", {})
-        sub = cache.get(epoch.name)
+    def _epoch_scans(self, epoch: MapEpoch) -> Scans:
+        """The scans of a provisional epoch's own scope (sharing this memory's store)."""
+        sub = self.provisional.get(epoch.name)
         if sub is None:
-            sub = cache[epoch.name] = type(self)(
-                self.store, epoch.scope, self._config, self._clock, self._encoder,
-                self._vector_index, shared=self._shared, late_s=self._late_s)
+            sub = self.provisional[epoch.name] = Scans(self._live.sibling(epoch.scope))
         return sub
 
-    def _try_align(self, name: str, sub: Any, source: str) -> ScanResult | None:
+    def _try_align(self, name: str, sub: Scans, source: str) -> ScanResult | None:
         """Align a provisional epoch if its landmarks changed since the last try."""
         from locimem.align import align_landmarks
 
-        why = self.__dict__.setdefault("_why", {})
-        tried = self.__dict__.setdefault("_tried", {})
-        new = landmarks(sub._state)
+        why, tried = self._why, self._tried
+        new = landmarks(sub._live._state)
         key = tuple(sorted(lm.key for lm in new))
         if tried.get(name) == key:
             return None
         tried[name] = key
         # the memory's landmarks change only when it commits (not while the epoch scans)
-        stored = self.__dict__.get("_landmarks")
-        if stored is None or stored[0] != self._state.next_commit:
-            stored = self.__dict__["_landmarks"] = (self._state.next_commit,
-                                                    landmarks(self._state))
+        stored = self._landmarks
+        if stored is None or stored[0] != self._live._state.next_commit:
+            stored = self._landmarks = (self._live._state.next_commit,
+                                                    landmarks(self._live._state))
         found = align_landmarks(new, stored[1])
         if not found.ok:
             why[name] = found.reason
@@ -178,32 +184,31 @@ class MapEpochs(MemoryBase):
               ) -> tuple[Event, ScanResult | None]:
         """A provisional epoch joins the memory: MAP_ALIGNED, then its scans so far decided
         again in the memory's frame — one transaction."""
-        epoch = self._state.epochs[name]
-        sub = self._epoch_memory(epoch)
-        scans = list(_scans(sub))
+        epoch = self._live._state.epochs[name]
+        scans = list(_scans(self._epoch_scans(epoch)._live))
         last = None
-        with self._turn():
-            t = max(float(self._state.now or epoch.since), epoch.since)
+        with self._live._turn():
+            t = max(float(self._live._state.now or epoch.since), epoch.since)
             event = self._aligned_commit(name, matrix, status, residual, inliers, t, actor,
                                          reason)
             for when, dets, camera, by in scans:
                 moved, cam = _transformed(matrix, dets, camera)
-                last = self._scan(when, moved, cam, by)
+                last = self._scans.scan(when, moved, cam, by)
         return event, last
 
     def _aligned_commit(self, name: str, matrix: np.ndarray, status: str,
                         residual: float | None, inliers: Sequence[tuple[int, int]], t: float,
                         actor: str, reason: str | None) -> Event:
-        out = self._writer("correction", actor, reason, t)
+        out = self._live._writer("correction", actor, reason, t)
         ev = out.event(EventKind.MAP_ALIGNED, 0, "", {
             "epoch": name, "status": status, "transform": list(as_pair(matrix)),
             "yaw_deg": yaw_of(matrix), "residual_m": residual,
             "inliers": [list(p) for p in inliers], "actor": actor, "reason": reason})
-        self._commit(out.records)
+        self._live._commit(out.records)
         return ev
 
 
-def sync_counters(mem: Any) -> None:
+def sync_counters(mem: LiveMemory) -> None:
     """Ids after every id the store holds: a provisional epoch's scope shares the store (a
     SQLite file's ids are file-wide), and its memory and this one take turns writing."""
     state = mem._state
@@ -249,7 +254,7 @@ def landmarks(state: MemoryState) -> list[Any]:
     return out
 
 
-def _scans(sub: Any) -> Iterable[tuple[float, list[Detection], Camera | None, str]]:
+def _scans(sub: LiveMemory) -> Iterable[tuple[float, list[Detection], Camera | None, str]]:
     """The scans of a provisional epoch's scope as they came in (detections by index, the
     camera without its depth image, which is not stored)."""
     commit: Commit | None = None
@@ -275,18 +280,6 @@ def _camera(commit: Commit) -> Camera | None:
     return Camera(tuple(c["position"]), tuple(c["quaternion"]),  # type: ignore[arg-type]
                   c["fov_deg"], c["range_m"], c.get("vfov_deg", 60.0), image=c.get("image"),
                   intrinsics=None if c.get("intrinsics") is None else tuple(c["intrinsics"]))
-
-
-def _checked_list(detections: Iterable[Detection]) -> list[Detection]:
-    if isinstance(detections, (str, bytes, Detection)) or not hasattr(detections, "__iter__"):
-        raise InvalidInput(
-            f"detections must be a list of Detection, got {type(detections).__name__}")
-    out = list(detections)
-    for i, det in enumerate(out):
-        if not isinstance(det, Detection):
-            raise InvalidInput(f"detections[{i}] must be a Detection, got "
-                               f"{type(det).__name__}")
-    return out
 
 
 def _transformed(matrix: np.ndarray, detections: Sequence[Detection],

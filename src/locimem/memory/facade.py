@@ -1,75 +1,88 @@
-"""``ObjectMemory``: the facade that composes the tracker, the store and the queries.
+"""``ObjectMemory``: the facade over the tracker, the store and the queries.
 
-It opens a store, ingests scans (:meth:`ObjectMemory.observe`) and hands language-model
-conveniences to :mod:`locimem.agent`; the other verbs are mixins beside it, one per concern
-(:mod:`~locimem.memory.corrections`, :mod:`~locimem.memory.prior`,
-:mod:`~locimem.memory.rooms`, :mod:`~locimem.memory.maintenance`), and every read is
-:class:`~locimem.query.reader.MemoryReader`'s. Every mutation goes the same way: check the
-input, let the tracker decide records, then :meth:`~locimem.memory.base.MemoryBase._commit`
-completes the commit and appends it in one transaction. Opening a store rebuilds the state
-before any new scan is accepted.
+It is a thin object: it opens a store into one :class:`~locimem.memory.base.LiveMemory`
+(the scope's state, its store and the one commit path, and the
+:class:`~locimem.query.reader.MemoryReader` every read goes to) and hands each verb to the
+service of its concern — :mod:`~locimem.memory.scans`, :mod:`~locimem.memory.corrections`,
+:mod:`~locimem.memory.poses`, :mod:`~locimem.memory.epochs`, :mod:`~locimem.memory.prior`,
+:mod:`~locimem.memory.rooms`, :mod:`~locimem.memory.maintenance` — and the language-model
+conveniences to :mod:`locimem.agent`. The members are one-line delegations (``_Via``),
+so ``help(ObjectMemory.relabel)`` shows the service's own signature and text. Every mutation
+goes the same way: check the input, let the tracker decide records, then
+:meth:`~locimem.memory.base.LiveMemory._commit` completes the commit and appends it in one
+transaction. Opening a store rebuilds the state before any new scan is accepted.
+
+The state and the store are not on the facade's surface; the package's front ends (exports,
+maps, benchmarks) reach the reader under a memory with :func:`reader_of`.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import logging
-import math
 import os
 import sqlite3
 import time
 import zlib
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
 from locimem.agent.answer import Answer
 from locimem.agent.answer import answer as agent_answer
 from locimem.agent.prompt import scene_prompt as agent_scene_prompt
 from locimem.agent.tools import ToolRegistry
 from locimem.agent.verbalizer import Verbalizer
-from locimem.check import (
-    check_scope,
-    check_text,
-    check_valid_time,
-)
+from locimem.check import check_scope, check_text, check_valid_time
 from locimem.config import TrackerConfig
 from locimem.errors import InvalidInput, LocimemError, ScopeError
 from locimem.index.vectors import ExactIndex, VectorIndex
 from locimem.language.encoder import Encoder
+from locimem.memory.base import LiveMemory
 from locimem.memory.corrections import Corrections
 from locimem.memory.epochs import MapEpochs, sync_counters
 from locimem.memory.maintenance import Maintenance
 from locimem.memory.poses import PoseCorrections
 from locimem.memory.prior import PriorMapWrites
 from locimem.memory.rooms import RoomWrites
-from locimem.model import (
-    Camera,
-    Detection,
-    Event,
-    ScanResult,
-)
+from locimem.memory.scans import SCAN_WARNING, Scans, by_box
+from locimem.model import Camera, Detection, ScanResult
 from locimem.perception import Box2D, Intrinsics, lift_frame
+from locimem.query.reader import MemoryReader
 from locimem.store import open_store
 from locimem.store.base import Store, is_postgres_url
 from locimem.store.sqlite import MEMORY
 from locimem.store.sqlite.open_check import corrupt
-from locimem.tracker.decide import decide
 from locimem.tracker.load import replay_stale_cache
+
+__all__ = ["SCAN_WARNING", "ObjectMemory", "reader_of"]
 
 # what reading a damaged record raises (a JSON column that is not JSON, a missing key, a
 # column of the wrong type, a page SQLite cannot read): at open, a CorruptStore
 _UNREADABLE = (sqlite3.DatabaseError, KeyError, ValueError, TypeError, IndexError,
                AttributeError, OverflowError, zlib.error, RecursionError)
-logger = logging.getLogger("locimem")
-_FUTURE_S = 86400.0  # a latest scan further ahead of the wall clock than this looks wrong
-SCAN_WARNING = "scan at t=%s: %s"
-"""How ``observe`` logs a scan's warnings (a caller that reports them itself may filter these
-records out: their ``msg`` is this string)."""
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 
+class _Via(Generic[_P, _R]):
+    """A facade member that is a service's method: ``relabel = _Via("_corrections",
+    Corrections.relabel)`` makes ``mem.relabel`` the bound ``mem._corrections.relabel``
+    (and ``ObjectMemory.relabel`` the service's function, for ``help``)."""
 
-class ObjectMemory(Corrections, PoseCorrections, MapEpochs, PriorMapWrites, RoomWrites,
-                   Maintenance):
+    def __init__(self, service: str, method: Callable[Concatenate[Any, _P], _R]) -> None:
+        self._service, self._name = service, method.__name__
+        self.__doc__, self.__wrapped__ = method.__doc__, method
+
+    @overload
+    def __get__(self, obj: None, owner: type[Any]) -> Callable[..., _R]: ...
+    @overload
+    def __get__(self, obj: ObjectMemory, owner: type[Any]) -> Callable[_P, _R]: ...
+    def __get__(self, obj: ObjectMemory | None, owner: type[Any]) -> Callable[..., _R]:
+        if obj is None:
+            return self.__wrapped__
+        return getattr(getattr(obj, self._service), self._name)  # type: ignore[no-any-return]
+
+
+class ObjectMemory:
     """A persistent object memory for one scope of one store.
 
     Open it with :meth:`open`; use it as a context manager so it is always closed::
@@ -80,12 +93,26 @@ class ObjectMemory(Corrections, PoseCorrections, MapEpochs, PriorMapWrites, Room
     Not thread-safe: call it from one thread (or guard it with a lock).
     """
 
+    def __init__(self, live: LiveMemory) -> None:
+        """Not called directly: :meth:`open` a memory."""
+        self._live = live
+        self._scans = Scans(live)
+        self._corrections = Corrections(live)
+        self._poses = PoseCorrections(live)
+        self._epochs = MapEpochs(live, self._scans, self._poses.correct_poses)
+        self._prior = PriorMapWrites(live)
+        self._rooms = RoomWrites(live)
+        self._maintenance = Maintenance(live)
+
     # -- lifecycle ----------------------------------------------------------------------------
     def __enter__(self) -> ObjectMemory:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def __repr__(self) -> str:
+        return repr(self._live)
 
     @classmethod
     def open(
@@ -156,8 +183,8 @@ class ObjectMemory(Corrections, PoseCorrections, MapEpochs, PriorMapWrites, Room
             if read_only:  # a reader of a scope the store does not hold would see nothing
                 _check_scope_held(store, scope)
             # a scan may trail another writer's commit by the store's late_s (SQLite: 0)
-            return cls(store, scope, config, clock, text_encoder, make_index, shared=shared,
-                       late_s=store.late_s)
+            return cls(LiveMemory(store, scope, config, clock, text_encoder, make_index,
+                                  shared=shared, late_s=store.late_s))
         except LocimemError:
             store.close()
             raise
@@ -192,14 +219,14 @@ class ObjectMemory(Corrections, PoseCorrections, MapEpochs, PriorMapWrites, Room
             ScanResult with the object id given to each detection (None where the detection
             was rejected — see ``rejected`` for the reason) and the events the scan produced.
         """
-        self._writable("observe", catch_up=False)  # (the turn catches up)
+        self._live._writable("observe", catch_up=False)  # (the turn catches up)
         t = check_valid_time(t)
         source = check_text(source, "source")
         if map_epoch is not None:
-            return self._observe_in_epoch(t, detections, camera, source, map_epoch)
-        if self.__dict__.get("_provisional"):  # an epoch's own scope took ids meanwhile
-            sync_counters(self)
-        return self._scan(t, detections, camera, source)
+            return self._epochs.observe(t, detections, camera, source, map_epoch)
+        if self._epochs.provisional:  # an epoch's own scope took ids meanwhile
+            sync_counters(self._live)
+        return self._scans.scan(t, detections, camera, source)
 
     def observe_frame(self, t: float, boxes: Iterable[Box2D], depth: Any,
                       intrinsics: Intrinsics, position: Any, quaternion: Any, *,
@@ -223,118 +250,7 @@ class ObjectMemory(Corrections, PoseCorrections, MapEpochs, PriorMapWrites, Room
                             range_m=range_m)
         result = self.observe(t, lifted.detections, lifted.camera, source=source,
                               map_epoch=map_epoch)
-        assignments: list[int | None] = [None] * len(boxes)
-        rejected = {box: f"not lifted: {why}" for box, why in lifted.skipped}
-        for i, box in enumerate(lifted.indices):
-            assignments[box] = result.assignments[i]
-            if i in result.rejected:
-                rejected[box] = result.rejected[i]
-        return dataclasses.replace(result, assignments=tuple(assignments),
-                                   rejected=dict(sorted(rejected.items())))
-
-    def _scan(self, t: float, detections: Iterable[Detection], camera: Camera | None,
-              source: str) -> ScanResult:
-        """One scan in the memory's frame (checked time and source)."""
-        # the scope's write lock, caught up on other writers' commits: the checks and the
-        # decision see every commit before this one
-        # (a failed turn — a refused write, a lost connection — puts back the store's state)
-        with self._turn():
-            dets = self._check_scan(t, detections, camera, source)
-            with self._all_or_nothing():  # decide refreshes the state's loss queue
-                decision = decide(self._state, self._config, t, dets, camera,
-                                  recorded_at=float(self._clock()), actor=source)
-                records = self._commit(decision.records, camera)
-        self._own_now[source] = max(self._own_now.get(source, t), t)
-        self._note_embedding_width(dets)
-        events = tuple(r for r in records if isinstance(r, Event))
-        for warning in decision.warnings:
-            logger.warning(SCAN_WARNING, t, warning)
-        return ScanResult(commit=decision.records[0].id, t=t,  # type: ignore[union-attr]
-                          assignments=decision.assignments, events=events,
-                          rejected=decision.rejected, warnings=decision.warnings)
-
-    def _check_scan(self, t: float, detections: Iterable[Detection],
-                    camera: Camera | None, source: str) -> list[Detection]:
-        now, own = self._state.now, self._own_now.get(source)
-        # a scan may trail the latest commit by late_s, never this writer's own previous scan
-        # of the same source
-        limit = max(-math.inf if now is None else now - self._late_s,
-                    -math.inf if own is None else own)
-        if t < limit:
-            stuck = self._stuck_in_future(t)
-            if own is not None and t < own:  # behind this writer's own scan: never
-                raise InvalidInput(f"t={t} is before the latest scan (t={now}); scans must "
-                                   f"not go back in time{stuck}")
-            need = _late_hint(now - t)
-            late = (f" by more than late_s={self._late_s} s (the store's late-scan "
-                    "tolerance)" if self._late_s else "")
-            raise InvalidInput(
-                f"t={t} is before the latest scan (t={now}){late}; scans must not go back in "
-                f"time. If another robot or recording wrote it (clocks that disagree, or an "
-                f"overlapping recording), raise the tolerance to at least {need} s: "
-                f"ObjectMemory.open(..., late_s={need}) (--late-s {need}), or ?late_s={need} "
-                f"in a PostgreSQL URL{stuck}")
-        if camera is not None and not isinstance(camera, Camera):
-            raise InvalidInput(f"camera must be a Camera or None, got {type(camera).__name__}")
-        if isinstance(detections, (str, bytes, Detection)) or not hasattr(detections, "__iter__"):
-            raise InvalidInput(
-                f"detections must be a list of Detection, got {type(detections).__name__}"
-            )
-        dets = list(detections)
-        dim = self._embedding_width(dets)
-        for i, det in enumerate(dets):
-            if not isinstance(det, Detection):
-                raise InvalidInput(
-                    f"detections[{i}] must be a Detection, got {type(det).__name__}"
-                )
-            if det.feature is not None:
-                width = int(det.feature.shape[0])
-                if dim is None:
-                    dim = width
-                elif width != dim:
-                    raise InvalidInput(
-                        f"detections[{i}].feature has width {width}, but this memory's "
-                        f"embeddings have width {dim}"
-                    )
-        return dets
-
-    def _stuck_in_future(self, t: float) -> str:
-        """When the scope's latest scan is more than a day ahead of the wall clock and ``t``
-        is not: how to take the scope back to before the scan a wrong clock wrote."""
-        now, wall = self._state.now, float(self._clock())
-        if now is None or now <= wall + _FUTURE_S or t > wall + _FUTURE_S:
-            return ""
-        good = self.store.last_commit_at(self._scope, t=wall + _FUTURE_S)
-        where = f"--until-commit {good}" if good else "--until-commit N"
-        return (f". The latest scan (t={now}) is {(now - wall) / 86400:,.0f} days ahead of "
-                "this machine's clock: if a wrong clock wrote it, start a store from the scope "
-                f"as it was before it: locimem export STORE DIR --scope {self._scope} {where} "
-                f"(the last commit at a time up to a day from now), then locimem import DIR "
-                "NEW_STORE")
-
-    _logged_width: int | None = None  # width of a rejected detection's logged embedding
-    _logged_width_known = False
-
-    def _embedding_width(self, dets: Sequence[Detection]) -> int | None:
-        """The width every embedding of this scope must have: fixed by the first one recorded
-        — accepted (the state knows it) or rejected (its embedding is logged too, and a scope's
-        logged embeddings are one matrix when exported). Looked up in the log at most once per
-        memory, and only while no accepted embedding has fixed it."""
-        dim = self._state.feature_dim
-        if dim is not None or all(d.feature is None for d in dets
-                                  if isinstance(d, Detection)):
-            return dim
-        if not self._logged_width_known:
-            self._logged_width = self.store.logged_feature_dim(self._scope)
-            self._logged_width_known = True
-        return self._logged_width
-
-    def _note_embedding_width(self, dets: Sequence[Detection]) -> None:
-        """After a scan landed: the first logged embedding fixes the width (see above)."""
-        if self._logged_width is None and self._logged_width_known:
-            width = next((d.feature.shape[0] for d in dets if d.feature is not None), None)
-            self._logged_width = None if width is None else int(width)
-
+        return by_box(len(boxes), lifted, result)
 
     # -- agents: conveniences over locimem.agent (which also takes an as-of view) ----------
     def tools(self, allow_writes: bool = False) -> ToolRegistry:
@@ -343,25 +259,121 @@ class ObjectMemory(Corrections, PoseCorrections, MapEpochs, PriorMapWrites, Room
         (correct a label, forget) only with ``allow_writes=True``, which a read-only memory
         refuses with :class:`ReadOnly` (as does an as-of view: ``ToolRegistry(mem.as_of(t))``
         serves the past read-only)."""
-        return ToolRegistry(self, allow_writes=allow_writes)
+        return ToolRegistry(self, allow_writes=allow_writes)  # type: ignore[arg-type]
 
     def scene_prompt(self, budget_tokens: int | None = None, focus: Any = None,
                      format: str = "text") -> str:
         """The scene as a compact, sanitised tree for a language model, within
         ``budget_tokens``, optionally focused on some object ids; ``format`` is ``"text"`` (a
         fenced untrusted-data block) or ``"json"`` (see :mod:`locimem.agent.prompt`)."""
-        return agent_scene_prompt(self, budget_tokens=budget_tokens, focus=focus, format=format)
+        return agent_scene_prompt(self, budget_tokens=budget_tokens, focus=focus,  # type: ignore[arg-type]
+                                  format=format)
 
     def answer(self, question: str, verbalizer: Verbalizer | None = None) -> Answer:
         """Answer ``question`` in words (an :class:`~locimem.agent.answer.Answer`): routed by
         :meth:`query`, worded by ``verbalizer`` (default: the deterministic offline one) from
         a budgeted, focused, sanitised prompt; cites object ids, hedged by trust state."""
-        return agent_answer(self, question, verbalizer)
+        return agent_answer(self, question, verbalizer)  # type: ignore[arg-type]
 
 
-def _late_hint(behind_s: float) -> str:
-    """A tolerance that would take a scan ``behind_s`` late, rounded up to read well."""
-    return f"{math.ceil(behind_s):g}" if behind_s >= 1 else f"{math.ceil(behind_s * 10) / 10:g}"
+    # -- the lifecycle and the reads: the live memory's (locimem.query) --------------------
+    close = _Via("_live", LiveMemory.close)
+    refresh = _Via("_live", LiveMemory.refresh)
+    rebuild_from_log = _Via("_live", LiveMemory.rebuild_from_log)
+
+    @property
+    def scope(self) -> str:
+        """The scope this memory reads and writes."""
+        return self._live.scope
+
+    @property
+    def config(self) -> TrackerConfig:
+        """The tracker's settings this memory decides with."""
+        return self._live.config
+
+    @property
+    def now(self) -> float | None:
+        """Time of the latest scan (None before the first)."""
+        return self._live.now
+
+    @property
+    def read_only(self) -> bool:
+        """Whether this memory was opened read-only (every write verb raises ReadOnly)."""
+        return self._live.read_only
+
+    tracked = _Via("_live", MemoryReader.tracked)
+    objects = _Via("_live", MemoryReader.objects)
+    get = _Via("_live", MemoryReader.get)
+    recall = _Via("_live", MemoryReader.recall)
+    near = _Via("_live", MemoryReader.near)
+    nearest = _Via("_live", MemoryReader.nearest)
+    within = _Via("_live", MemoryReader.within)
+    recent = _Via("_live", MemoryReader.recent)
+    stale = _Via("_live", MemoryReader.stale)
+    last_seen = _Via("_live", MemoryReader.last_seen)
+    find = _Via("_live", MemoryReader.find)
+    query = _Via("_live", MemoryReader.query)
+    where_was = _Via("_live", MemoryReader.where_was)
+    as_of = _Via("_live", MemoryReader.as_of)
+    snapshot = _Via("_live", MemoryReader.snapshot)
+    hidden_ids = _Via("_live", MemoryReader.hidden_ids)
+    history = _Via("_live", MemoryReader.history)
+    iter_history = _Via("_live", MemoryReader.iter_history)
+    events = _Via("_live", MemoryReader.events)
+    iter_events = _Via("_live", MemoryReader.iter_events)
+    changes_since = _Via("_live", MemoryReader.changes_since)
+    rejected = _Via("_live", MemoryReader.rejected)
+    rejections = _Via("_live", MemoryReader.rejections)
+    tombstones = _Via("_live", MemoryReader.tombstones)
+    audit = _Via("_live", MemoryReader.audit)
+    iter_audit = _Via("_live", MemoryReader.iter_audit)
+    rooms = _Via("_live", MemoryReader.rooms)
+    path_rooms = _Via("_live", MemoryReader.path_rooms)
+    room_of = _Via("_live", MemoryReader.room_of)
+    level_of = _Via("_live", MemoryReader.level_of)
+    room_contents = _Via("_live", MemoryReader.room_contents)
+    relations = _Via("_live", MemoryReader.relations)
+    related = _Via("_live", MemoryReader.related)
+    anchors = _Via("_live", MemoryReader.anchors)
+    describe = _Via("_live", MemoryReader.describe)
+    prior_map = _Via("_live", MemoryReader.prior_map)
+    deltas = _Via("_live", MemoryReader.deltas)
+    delta = _Via("_live", MemoryReader.delta)
+    keyframes = _Via("_live", MemoryReader.keyframes)
+    archived_keyframes = _Via("_live", MemoryReader.archived_keyframes)
+
+    # -- the writes, by concern -------------------------------------------------------------
+    relabel = _Via("_corrections", Corrections.relabel)
+    move = _Via("_corrections", Corrections.move)
+    set_attributes = _Via("_corrections", Corrections.set_attributes)
+    forget = _Via("_corrections", Corrections.forget)
+    merge = _Via("_corrections", Corrections.merge)
+    split = _Via("_corrections", Corrections.split)
+    correct_poses = _Via("_poses", PoseCorrections.correct_poses)
+    map_epochs = _Via("_epochs", MapEpochs.map_epochs)
+    align_epoch = _Via("_epochs", MapEpochs.align_epoch)
+    load_prior = _Via("_prior", PriorMapWrites.load_prior)
+    confirm_delta = _Via("_prior", PriorMapWrites.confirm_delta)
+    reject_delta = _Via("_prior", PriorMapWrites.reject_delta)
+    consolidate = _Via("_prior", PriorMapWrites.consolidate)
+    define_room = _Via("_rooms", RoomWrites.define_room)
+    connect_rooms = _Via("_rooms", RoomWrites.connect_rooms)
+    remove_room = _Via("_rooms", RoomWrites.remove_room)
+    import_rooms = _Via("_rooms", RoomWrites.import_rooms)
+    compact = _Via("_maintenance", Maintenance.compact)
+
+
+def reader_of(memory: Any, what: str = "memory") -> MemoryReader:
+    """The reader under ``memory``: an :class:`ObjectMemory`'s live reader (the state and
+    the store the package's front ends read), or ``memory`` itself if it is a reader (an
+    ``as_of`` view). Anything else raises :class:`~locimem.errors.InvalidInput` naming
+    ``what``."""
+    if isinstance(memory, ObjectMemory):
+        return memory._live
+    if isinstance(memory, MemoryReader):
+        return memory
+    raise InvalidInput(f"{what} must be an ObjectMemory (a MemoryReader), got "
+                       f"{type(memory).__name__}")
 
 
 def _check_scope_held(store: Store, scope: str) -> None:

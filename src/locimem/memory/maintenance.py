@@ -9,7 +9,7 @@ from locimem.check import (
     check_positive,
     check_text,
 )
-from locimem.memory.base import MemoryBase
+from locimem.memory.base import Service
 from locimem.model import (
     CompactionReport,
     EventKind,
@@ -19,7 +19,7 @@ from locimem.tracker.commit import commit_records
 from locimem.tracker.retention import CHANGE_KINDS, select_kept
 
 
-class Maintenance(MemoryBase):
+class Maintenance(Service):
     """The maintenance verbs of :class:`~locimem.memory.facade.ObjectMemory`."""
 
     def compact(self, *, older_than_s: float = 600.0, trail_s: float = 10.0,
@@ -45,7 +45,7 @@ class Maintenance(MemoryBase):
         reading the log, replaying to the horizon, writing, reclaiming.
         """
         if not dry_run:
-            self._writable("compact")
+            self._live._writable("compact")
         older = check_positive(older_than_s, "older_than_s", allow_zero=True)
         trail = check_positive(trail_s, "trail_s")
         actor = check_text(actor, "actor")
@@ -56,17 +56,17 @@ class Maintenance(MemoryBase):
             if dry_run:
                 return report
             if reclaim:
-                self.store.reclaim()
+                self._live.store.reclaim()
                 steps.tick()
-            return replace(report, bytes_after=self.store.size_bytes(), reclaimed=reclaim)
+            return replace(report, bytes_after=self._live.store.size_bytes(), reclaimed=reclaim)
         finally:
             steps.close()
 
     def _thin(self, older: float, trail: float, dry_run: bool, actor: str,
               reason: str | None, steps: Ticker) -> CompactionReport:
-        store, scope = self.store, self._scope
+        store, scope = self._live.store, self._live._scope
         size = None if dry_run else store.size_bytes()
-        now = self._state.now
+        now = self._live._state.now
         horizon = None if now is None else store.last_commit_at(scope, t=now - older)
         previous = store.latest_checkpoint(scope)
         after = 0 if previous is None else previous[0]
@@ -80,18 +80,18 @@ class Maintenance(MemoryBase):
         kept = select_kept(rows, changes, trail)
         dropped = [row.seq for row in rows if row.seq not in kept]
         steps.tick()  # what to keep decided
-        state_at = self._load_state(from_log=True, until_commit=horizon)
+        state_at = self._live._load_state(from_log=True, until_commit=horizon)
         steps.tick()  # the state at the horizon replayed
         report = CompactionReport(horizon, state_at.now, len(rows), len(dropped), dry_run, size)
         if dry_run:
             return report
-        out = self._writer("maintenance", actor, reason)
+        out = self._live._writer("maintenance", actor, reason)
         out.event(EventKind.COMPACTED, 0, "", {
             "horizon_commit": horizon, "horizon_t": state_at.now, "examined": len(rows),
             "removed": len(dropped), "trail_s": trail,
         })
-        with self._all_or_nothing():  # the commit path's checkpointed variant
-            done = commit_records(self._state, self._config, out.records)
+        with self._live._all_or_nothing():  # the commit path's checkpointed variant
+            done = commit_records(self._live._state, self._live._config, out.records)
             store.compact(scope, checkpoint_commit=horizon, checkpoint_t=state_at.now or 0.0,
                           state=state_at.snapshot(), delete_seqs=dropped, records=done.records)
         steps.tick()  # written

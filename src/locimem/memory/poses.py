@@ -14,7 +14,7 @@ from typing import Any
 from locimem.check import check_text, check_valid_time
 from locimem.errors import InvalidInput
 from locimem.frames import check_transform, compose, invert
-from locimem.memory.base import MemoryBase, in_turn
+from locimem.memory.base import Service, in_turn
 from locimem.model import Event, EventKind, Observation
 from locimem.tracker.reanchor import Stretch, Stretches, decide_reanchor
 
@@ -23,7 +23,7 @@ MAX_CORRECTIONS = 100_000
 second for a day)."""
 
 
-class PoseCorrections(MemoryBase):
+class PoseCorrections(Service):
     """The pose-correction verb of :class:`~locimem.memory.facade.ObjectMemory`."""
 
     @in_turn
@@ -52,19 +52,19 @@ class PoseCorrections(MemoryBase):
         scan's time: ``as_of`` an earlier time reads what was believed before. Returns its
         events (empty: nothing was seen in the stretches; nothing is written then).
         """
-        self._writable("correct_poses")
+        self._live._writable("correct_poses")
         stretches = Stretches(self._in_memory_frame(_check_corrections(corrections),
                                                     map_epoch))
         actor = check_text(actor, "actor")
         reason = None if reason is None else check_text(reason, "reason", max_chars=1000)
         chains = self._chains(stretches)
-        state = self._state
-        records = decide_reanchor(state, self._config, stretches, chains,
+        state = self._live._state
+        records = decide_reanchor(state, self._live._config, stretches, chains,
                                   float(state.now or 0.0), actor, reason,
-                                  float(self._clock()))
+                                  float(self._live._clock()))
         if len(records) == 1:  # the commit alone: nothing moved
             return []
-        done = self._commit(records)
+        done = self._live._commit(records)
         return [r for r in done if isinstance(r, Event)
                 and r.kind in (EventKind.REANCHORED, EventKind.MERGED)]
 
@@ -75,11 +75,11 @@ class PoseCorrections(MemoryBase):
             return stretches
         from locimem.memory.epochs import check_epoch
 
-        epochs = self._state.epochs
+        epochs = self._live._state.epochs
         epoch = epochs.get(check_epoch(map_epoch))
         if epoch is None:
             known = ", ".join(repr(e) for e in sorted(epochs)) or "none"
-            raise InvalidInput(f"no map epoch {map_epoch!r} in scope {self._scope!r} (its "
+            raise InvalidInput(f"no map epoch {map_epoch!r} in scope {self._live._scope!r} (its "
                                f"epochs: {known})")
         if epoch.status == "base":
             return stretches
@@ -94,11 +94,11 @@ class PoseCorrections(MemoryBase):
     def _chains(self, stretches: Stretches) -> dict[int, list[Observation]]:
         """Each live object sighted in a stretch -> its accepted sightings (its absorbed
         identities' too), by seq."""
-        store, scope, state = self.store, self._scope, self._state
+        store, scope, state = self._live.store, self._live._scope, self._live._state
         t_from, t_to = stretches.span
         # the commits that can hold a sighting in the span (a late scan trails by late_s)
-        after = store.last_commit_at(scope, t=t_from - self._late_s - 1e-9) or 0
-        until = store.last_commit_at(scope, t=t_to + self._late_s)
+        after = store.last_commit_at(scope, t=t_from - self._live._late_s - 1e-9) or 0
+        until = store.last_commit_at(scope, t=t_to + self._live._late_s)
         if until is None or until <= after:
             return {}
         survivor = {oid: oid for oid in state.objects}

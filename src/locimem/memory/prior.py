@@ -12,7 +12,7 @@ from locimem.check import (
     check_text,
 )
 from locimem.errors import InvalidInput
-from locimem.memory.base import MemoryBase, in_turn
+from locimem.memory.base import Service, in_turn
 from locimem.model import (
     EventKind,
 )
@@ -20,7 +20,7 @@ from locimem.tracker.deltas import OPEN as OPEN_DELTA
 from locimem.tracker.prior import check_prior_entry, consolidation, prior_events
 
 
-class PriorMapWrites(MemoryBase):
+class PriorMapWrites(Service):
     """The prior-map verbs of :class:`~locimem.memory.facade.ObjectMemory`."""
 
     @in_turn
@@ -36,25 +36,25 @@ class PriorMapWrites(MemoryBase):
         A memory holds one prior map, loaded before anything is observed (rooms may be
         defined first): :meth:`consolidate` updates it from confirmed deltas.
         """
-        self._writable("load_prior")
+        self._live._writable("load_prior")
         scene = check_text(scene, "scene", max_chars=128)
         actor = check_text(actor, "actor")
         reason = None if reason is None else check_text(reason, "reason", max_chars=1000)
-        if self._state.prior:
+        if self._live._state.prior:
             raise InvalidInput("this memory already has a prior map; consolidate() updates "
                                "it from confirmed deltas (load a new one into a new scope)")
-        if self._state.objects or self._state.tombstones:
+        if self._live._state.objects or self._live._state.tombstones:
             raise InvalidInput(
                 f"load_prior() needs a scope that has observed nothing yet; scope "
-                f"{self._scope!r} already holds objects (load the prior map into a new scope "
+                f"{self._live._scope!r} already holds objects (load the prior map into a new scope "
                 "and run the robot against it there)")
         if isinstance(entries, (str, bytes, dict)) or not hasattr(entries, "__iter__"):
             raise InvalidInput("entries must be a list of dicts with label, center and size")
         checked = [check_prior_entry(i, e, scene) for i, e in enumerate(entries)]
         if not checked:
             raise InvalidInput("the prior map holds no entries")
-        ids, items = prior_events(self._state, checked)
-        self._meta_commit("prior", actor, reason, items)
+        ids, items = prior_events(self._live._state, checked)
+        self._live._meta_commit("prior", actor, reason, items)
         return ids
 
     @in_turn
@@ -74,15 +74,15 @@ class PriorMapWrites(MemoryBase):
 
     def _review_delta(self, what: str, delta_id: int, status: str, allowed: Sequence[str],
                       actor: str, reason: str | None) -> dict[str, Any]:
-        self._writable(what)
-        delta = self._delta_of(delta_id)
+        self._live._writable(what)
+        delta = self._live._delta_of(delta_id)
         actor = check_text(actor, "actor")
         reason = None if reason is None else check_text(reason, "reason", max_chars=1000)
         if delta.status not in allowed:
             raise InvalidInput(f"delta {delta_id} is {delta.status}; only a "
                                f"{' or '.join(allowed)} delta can be {status}")
-        new = delta.reviewed(status, float(self._state.now or 0.0), actor, reason).to_dict()
-        self._meta_commit("review", actor, reason,
+        new = delta.reviewed(status, float(self._live._state.now or 0.0), actor, reason).to_dict()
+        self._live._meta_commit("review", actor, reason,
                           [(EventKind.DELTA, new["object"], new["label"], new)])
         return new
 
@@ -94,11 +94,11 @@ class PriorMapWrites(MemoryBase):
         joins it, a reshaped one takes its new box. Each delta becomes ``applied`` and the
         PRIOR events record what changed. Returns the applied deltas (none: nothing written).
         """
-        self._writable("consolidate")
+        self._live._writable("consolidate")
         actor = check_text(actor, "actor")
         reason = None if reason is None else check_text(reason, "reason", max_chars=1000)
-        applied, items = consolidation(self._state, actor, reason)
+        applied, items = consolidation(self._live._state, actor, reason)
         if items:
-            self._meta_commit("consolidate", actor, reason, items)
+            self._live._meta_commit("consolidate", actor, reason, items)
         return [d.to_dict() for d in applied]
 

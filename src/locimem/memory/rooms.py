@@ -10,7 +10,7 @@ from locimem.check import (
     check_text,
 )
 from locimem.errors import InvalidInput
-from locimem.memory.base import MemoryBase, in_turn
+from locimem.memory.base import Service, in_turn
 from locimem.model import (
     Event,
     EventKind,
@@ -18,7 +18,7 @@ from locimem.model import (
 from locimem.scene.rooms import Room, RoomMap
 
 
-class RoomWrites(MemoryBase):
+class RoomWrites(Service):
     """The room verbs of :class:`~locimem.memory.facade.ObjectMemory`."""
 
     @in_turn
@@ -28,9 +28,9 @@ class RoomWrites(MemoryBase):
         """Define a room by its floor polygon ((x, y) vertices, metres, map frame; a simple
         polygon of positive area) and optional z range. Objects are assigned to the room
         holding most of their footprint. Recorded as a ROOM_DEFINED event."""
-        self._writable("define_room")
+        self._live._writable("define_room")
         room = Room(check_text(name, "room name", max_chars=64), polygon_xy, z_range)
-        if room.name in self._state.scene.rooms.names():  # names are normalised like labels
+        if room.name in self._live._state.scene.rooms.names():  # names are normalised like labels
             raise InvalidInput(f"a room named {room.name!r} is already defined")
         return self._scene_event(EventKind.ROOM_DEFINED, room.to_dict(), actor, reason)
 
@@ -38,8 +38,8 @@ class RoomWrites(MemoryBase):
     def connect_rooms(self, a: str, b: str, *, actor: str = "operator",
                       reason: str | None = None) -> Event:
         """Link two rooms (a door or an opening) for :meth:`path_rooms`."""
-        self._writable("connect_rooms")
-        a, b = self._room(a), self._room(b)
+        self._live._writable("connect_rooms")
+        a, b = self._live._room(a), self._live._room(b)
         if a == b:
             raise InvalidInput(f"cannot connect room {a!r} to itself")
         return self._scene_event(EventKind.ROOMS_CONNECTED, {"a": a, "b": b}, actor, reason)
@@ -51,8 +51,8 @@ class RoomWrites(MemoryBase):
         redefine one drawn wrong. Its objects belong to whichever room now holds most of
         their footprint. Recorded as a ROOM_REMOVED event; ``as_of`` an earlier time still
         shows the room."""
-        self._writable("remove_room")
-        return self._scene_event(EventKind.ROOM_REMOVED, {"name": self._room(name)}, actor,
+        self._live._writable("remove_room")
+        return self._scene_event(EventKind.ROOM_REMOVED, {"name": self._live._room(name)}, actor,
                                  reason)
 
     @in_turn
@@ -62,10 +62,10 @@ class RoomWrites(MemoryBase):
         "z_range"}, ...], "connections": [[a, b], ...]}`` (the form ``RoomMap.to_dict()``
         writes) — in one commit. Everything is validated first; nothing is written if any
         room or link is bad."""
-        self._writable("import_rooms")
+        self._live._writable("import_rooms")
         if not isinstance(data, dict) or not isinstance(data.get("rooms"), list):
             raise InvalidInput('rooms data must be a dict with a "rooms" list')
-        trial = RoomMap.from_dict(self._state.scene.rooms.to_dict())
+        trial = RoomMap.from_dict(self._live._state.scene.rooms.to_dict())
         events: list[tuple[EventKind, dict[str, Any]]] = []
         for item in data["rooms"]:
             if not isinstance(item, dict):
@@ -90,6 +90,6 @@ class RoomWrites(MemoryBase):
                       reason: str | None) -> list[Event]:
         actor = check_text(actor, "actor")
         reason = None if reason is None else check_text(reason, "reason", max_chars=1000)
-        return self._meta_commit("scene", actor, reason,
+        return self._live._meta_commit("scene", actor, reason,
                                  [(kind, 0, "", data) for kind, data in items])
 

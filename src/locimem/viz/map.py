@@ -58,6 +58,7 @@ from locimem.errors import InvalidInput
 from locimem.files import new_file
 from locimem.frames import FRAME_NAME, frame_note, memory_epoch
 from locimem.language.hedge import sanitize
+from locimem.memory import reader_of
 from locimem.model import ObjectStatus, TrackedObject
 from locimem.query.reader import MemoryReader, RoomInfo
 from locimem.times import looks_unix
@@ -148,6 +149,7 @@ def camera_track(memory: MemoryReader) -> list[CameraPoint]:
     """Where the camera was in each of ``memory``'s scans that had one (up to an ``as_of``
     view's commit), in valid-time order (commit order among equal times): a scan without a
     camera, or a correction, adds nothing."""
+    memory = reader_of(memory)
     until = memory.until_commit
     found = sorted((c.t, c.id, c.camera) for c in memory.store.commits(memory.scope)
                    if c.camera is not None and (until is None or c.id <= until))
@@ -218,6 +220,7 @@ def map_data(memory: MemoryReader) -> dict[str, Any]:
     ``epoch`` (the memory's frame's map epoch, None when the scope never named one) and
     ``note`` (:func:`locimem.frames.frame_note`, the line the page shows under its title).
     Plain JSON types."""
+    memory = reader_of(memory)
     track = camera_track(memory)
     camera_at = {p[0]: p for p in track}  # the last scan with a camera at each time
     frames: list[dict[str, Any]] = []
@@ -338,9 +341,7 @@ def write_map(memory: MemoryReader, path: str | os.PathLike[str], *,
     Raises :class:`InvalidInput` for a bad path and :class:`NotFound` for a scope with
     nothing recorded.
     """
-    if not isinstance(memory, MemoryReader):
-        raise InvalidInput(f"memory must be an ObjectMemory (a MemoryReader), got "
-                           f"{type(memory).__name__}")
+    memory = reader_of(memory)
     out = check_output_path(path, MAP_SUFFIXES, "map")
     if title is not None and not isinstance(title, str):
         raise InvalidInput(f"title must be a string, got {type(title).__name__}")

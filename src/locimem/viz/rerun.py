@@ -53,6 +53,7 @@ from locimem.errors import InvalidInput, LocimemError
 from locimem.files import new_file
 from locimem.frames import frame_note, memory_epoch
 from locimem.language.hedge import sanitize
+from locimem.memory import reader_of
 from locimem.model import Event, EventKind, ScanResult, TrackedObject
 from locimem.query.reader import MemoryReader, RoomInfo
 from locimem.times import looks_unix
@@ -230,9 +231,7 @@ def write_rerun(memory: MemoryReader, path: str | os.PathLike[str], *,
     :class:`RerunUnavailable` without ``rerun-sdk``, :class:`InvalidInput` for a bad path and
     :class:`NotFound` for a scope with nothing recorded.
     """
-    if not isinstance(memory, MemoryReader):
-        raise InvalidInput(f"memory must be an ObjectMemory (a MemoryReader), got "
-                           f"{type(memory).__name__}")
+    memory = reader_of(memory)
     out = check_output_path(path, RRD_SUFFIXES, "Rerun recording")
     if recording_id is not None and (not isinstance(recording_id, str) or not recording_id):
         raise InvalidInput(f"recording_id must be a non-empty string, got {recording_id!r}")
@@ -275,9 +274,7 @@ class RerunLogger:
     """
 
     def __init__(self, memory: MemoryReader, recording: Any = None) -> None:
-        if not isinstance(memory, MemoryReader):
-            raise InvalidInput(f"memory must be an ObjectMemory (a MemoryReader), got "
-                               f"{type(memory).__name__}")
+        memory = reader_of(memory)
         rr = _import_rerun()
         if recording is not None and not isinstance(recording, rr.RecordingStream):
             raise InvalidInput(f"recording must be a rerun.RecordingStream or None, got "

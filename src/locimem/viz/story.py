@@ -22,8 +22,9 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from locimem.errors import InvalidInput, NotFound
+from locimem.errors import NotFound
 from locimem.language.events import short_line as event_text
+from locimem.memory import reader_of
 from locimem.model import Commit, Event, EventKind, ObjectStatus, TrackedObject
 from locimem.query.reader import MemoryReader, RoomInfo
 from locimem.query.views import view
@@ -71,9 +72,7 @@ def iter_story(memory: MemoryReader) -> Iterator[StoryFrame]:
     ``memory`` is an :class:`~locimem.ObjectMemory` or an ``as_of`` view (the story then ends
     at the view's time). A scope with no commits yields nothing.
     """
-    if not isinstance(memory, MemoryReader):
-        raise InvalidInput(f"memory must be an ObjectMemory (a MemoryReader), got "
-                           f"{type(memory).__name__}")
+    memory = reader_of(memory)
     store, scope, config = memory.store, memory.scope, memory.config
     until = memory.until_commit  # an as-of view reads the record only up to here
     hidden = memory.hidden_ids()  # forgotten now: hidden from every read, past ones too
@@ -106,7 +105,7 @@ def iter_story(memory: MemoryReader) -> Iterator[StoryFrame]:
 def check_scope_has_story(memory: MemoryReader) -> None:
     """Raise :class:`NotFound` when ``memory``'s scope holds no commits (nothing to draw),
     naming the scopes the store does hold."""
-    store = memory.store
+    store = reader_of(memory).store
     if store.count("commits", memory.scope) == 0:
         scopes = ", ".join(repr(s) for s in store.scopes()) or "none: the store is empty"
         raise NotFound(f"scope {memory.scope!r} has no records to draw (scopes in this store: "

@@ -89,14 +89,17 @@ def _check_knobs(config: Any) -> None:
             continue
         if kind.startswith("int"):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-                raise InvalidInput(f"{name} must be an integer, got {value!r}")
+                raise InvalidInput(f"{name} must be an integer, got {value!r}", setting=name)
             out: float = int(value)
         else:
-            out = check_float(value, name) + 0.0  # -0.0 is 0.0
+            try:
+                out = check_float(value, name) + 0.0  # -0.0 is 0.0
+            except InvalidInput as exc:
+                raise InvalidInput(str(exc), setting=name) from None
         if not spec.lo <= out <= spec.hi:
             shown = value if isinstance(value, (int, float)) else out
             raise InvalidInput(f"{name} = {shown!r} is out of range: must be within "
-                               f"{spec.range_text()}")
+                               f"{spec.range_text()}", setting=name)
         object.__setattr__(config, name, out)
 
 
@@ -277,12 +280,13 @@ class TrackerConfig:
         if self.tight_radius_m > self.drift_radius_m:
             raise InvalidInput(
                 f"tight_radius_m ({self.tight_radius_m}) must not exceed "
-                f"drift_radius_m ({self.drift_radius_m})"
+                f"drift_radius_m ({self.drift_radius_m})", setting="tight_radius_m"
             )
         if not self.lost_below < self.publish_min:
             raise InvalidInput(
                 "lost_below must be below publish_min, got "
-                f"lost_below={self.lost_below}, publish_min={self.publish_min}"
+                f"lost_below={self.lost_below}, publish_min={self.publish_min}",
+                setting="lost_below"
             )
 
     @property
@@ -373,7 +377,7 @@ class TrackerConfig:
         try:
             return cls(**values)
         except InvalidInput as exc:  # a value or a rule joining two: name the setting's table
-            setting = str(exc).split(" ", 1)[0]
+            setting = exc.setting or ""
             table = table_of.get(setting, GROUP_OF.get(setting, "tracker"))
             raise InvalidInput(f"{name}: [{table}] {exc}") from None
 

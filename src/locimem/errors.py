@@ -30,7 +30,14 @@ class LocimemError(Exception):
 
 
 class InvalidInput(LocimemError, ValueError):
-    """An argument or a detection failed validation; nothing was written."""
+    """An argument or a detection failed validation; nothing was written.
+
+    ``setting``: the configuration setting the error is about, when it is about one (a value
+    out of range, or the first of two settings a rule joins); None otherwise."""
+
+    def __init__(self, message: str, *, setting: str | None = None) -> None:
+        super().__init__(message)
+        self.setting = setting
 
 
 class NotFound(LocimemError, LookupError):

@@ -111,3 +111,15 @@ def test_the_cli_takes_set_over_the_config_file(tmp_path: Path, capsys) -> None:
     assert main(["--set", "lifecycle.promote_after=0", "ingest", str(scans), str(bad)]) == 2
     assert capsys.readouterr().err.startswith("error: promote_after = 0 is out of range")
     assert not bad.exists()  # a refused setting writes nothing
+
+
+@pytest.mark.parametrize(("settings", "named"), [
+    ({"tau_s": -1.0}, "tau_s"), ({"promote_after": 2.5}, "promote_after"),
+    ({"tau_s": float("nan")}, "tau_s"), ({"tight_radius_m": 2.0}, "tight_radius_m"),
+    ({"lost_below": 0.9}, "lost_below"),
+])
+def test_a_refused_value_names_its_setting(settings: dict, named: str) -> None:
+    with pytest.raises(InvalidInput) as caught:
+        TrackerConfig(**settings)
+    assert caught.value.setting == named  # (how a config file's error finds its table)
+    assert InvalidInput("not about a setting").setting is None

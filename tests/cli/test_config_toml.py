@@ -51,6 +51,8 @@ def test_a_config_file_sets_tracker_and_relation_settings(tmp_path) -> None:
      r": \[association\] tight_radius_m \(2\.0\) must not exceed drift_radius_m \(1\.0\)$"),
     ("[relations]\non_min_overlap = 2.0\n",
      r": \[relations\] on_min_overlap = 2\.0 is out of range: must be within \[1e-9, 1\]$"),
+    ("[belief]\ntau_s = nan\n", r": \[belief\] tau_s must be"),
+    ("[belief]\nlost_below = 0.9\n", r": \[belief\] lost_below must be below publish_min"),
     ("[tracker\ntau_s = 1\n", r"robot\.toml is not valid TOML: "),
 ])
 def test_bad_config_files_are_named(tmp_path, text, message) -> None:

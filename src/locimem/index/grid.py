@@ -26,7 +26,7 @@ BLOCK = 8  # cells a side of a block (a query spanning more than BLOCK_CELLS wal
 BLOCK_CELLS = 64
 
 
-class _Table(dict):  # type: ignore[type-arg]
+class _Table(dict):
     """A dict the cyclic garbage collector never untracks (it untracks only exact dicts).
 
     The grid's two tables hold a tuple per object or cell. A full collection finds every

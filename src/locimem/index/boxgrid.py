@@ -11,6 +11,7 @@ Like every index here it is a cache, rebuildable at any time.
 
 from __future__ import annotations
 
+import builtins
 import itertools
 import math
 from collections.abc import Hashable, Iterator, Sequence
@@ -97,15 +98,15 @@ class BoxGrid:
             if not bucket:
                 del self._cells[cell]
 
-    def candidates(self, lo: Sequence[float], hi: Sequence[float]) -> set[Hashable]:
+    def candidates(self, lo: Sequence[float], hi: Sequence[float]) -> builtins.set[Hashable]:
         """Keys whose cells touch the cells of ``[lo, hi]``: a superset of the boxes that
         overlap it (check with :meth:`overlapping` for the exact set)."""
-        out: set[Hashable] = set(self._overflow)
+        out: builtins.set[Hashable] = set(self._overflow)
         if self._span(lo, hi) > max(len(self._cells), 1):  # sparse: walk the occupied cells
             ranges = self._range(lo, hi)
-            for cell, bucket in self._cells.items():
+            for cell, keys in self._cells.items():
                 if all(cell[i] in ranges[i] for i in range(self.dims)):
-                    out.update(bucket)
+                    out.update(keys)
             return out
         cells = self._cells
         for cell in self._cells_of(lo, hi):

@@ -189,5 +189,5 @@ def move_of(ev: Event) -> tuple[tuple[float, float, float], tuple[float, float, 
         except (KeyError, TypeError, ValueError):
             return None
         if len(a) == 3 and len(b) == 3:
-            return a, b  # type: ignore[return-value]
+            return a, b
     return None

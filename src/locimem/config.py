@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import sys
 import warnings
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, fields
@@ -539,11 +540,11 @@ MAX_CONFIG_BYTES = MIB
 def read_toml(name: str) -> dict[str, Any]:
     """A TOML file's tables (tomllib, else tomli on Python 3.10): a regular file of at most
     :data:`MAX_CONFIG_BYTES` of UTF-8; anything else is :class:`InvalidInput` naming it."""
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ModuleNotFoundError:  # Python 3.10
+    else:
         try:
-            import tomli as tomllib  # type: ignore[no-redef]
+            import tomli as tomllib
         except ModuleNotFoundError:
             raise InvalidInput("reading a TOML config on Python 3.10 needs tomli: "
                                "pip install 'locimem[toml]'") from None

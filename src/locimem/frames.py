@@ -145,6 +145,7 @@ def as_pair(transform: np.ndarray) -> tuple[list[float], list[float]]:
     m = np.asarray(transform, dtype=float)
     r = m[:3, :3]
     trace = r[0, 0] + r[1, 1] + r[2, 2]
+    q: tuple[float, ...]
     if trace > 0:
         s = 2.0 * math.sqrt(trace + 1.0)
         q = (0.25 * s, (r[2, 1] - r[1, 2]) / s, (r[0, 2] - r[2, 0]) / s,

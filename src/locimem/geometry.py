@@ -205,10 +205,10 @@ def _image_shape(camera: Camera, shape: tuple[int, int] | None) -> tuple[int, in
     if shape is None:
         if camera.depth is None:
             raise InvalidInput("an image shape (h, w) is needed when the camera has no depth")
-        shape = camera.depth.shape  # type: ignore[assignment]
-    if len(shape) != 2 or int(shape[0]) < 1 or int(shape[1]) < 1:  # type: ignore[arg-type]
+        shape = camera.depth.shape
+    if len(shape) != 2 or int(shape[0]) < 1 or int(shape[1]) < 1:
         raise InvalidInput(f"image shape must be (h, w) with h, w >= 1, got {shape}")
-    return int(shape[0]), int(shape[1])  # type: ignore[index]
+    return int(shape[0]), int(shape[1])
 
 
 def intrinsics(camera: Camera, shape: tuple[int, int] | None = None

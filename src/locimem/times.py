@@ -114,6 +114,7 @@ def parse_time(text: str | float | int, *, now: float | None = None,
     """
     if isinstance(text, bool):
         raise InvalidInput(f"{what} must be a time, got {text!r}")
+    value: float | None
     if isinstance(text, (int, float)):
         value = float(text)
     else:

@@ -84,7 +84,7 @@ def _distance(point: tuple[float, float, float]) -> Callable[[TrackedObject], di
 def _near_point(ctx: Context, a: dict[str, Any]) -> dict[str, Any]:
     point = tuple(a["point"])
     found = ctx.reader.near(point, a["radius_m"], label=a.get("label"))
-    return _facts(ctx.reader, found, a["limit"], _distance(point))  # type: ignore[arg-type]
+    return _facts(ctx.reader, found, a["limit"], _distance(point))
 
 
 def _near_object(ctx: Context, a: dict[str, Any]) -> dict[str, Any]:

@@ -115,7 +115,7 @@ def build_store(path: Path, n_objects: int, n_observations: int, *, feature_dim:
                     seq += 1
                 commit_id += 1
             # pre-decided records: the bench builds the log directly
-            reader_of(mem)._commit(records)
+            mem._live._commit(records)
         counts = {table: reader_of(mem).store.count(table, SCOPE)
                   for table in ("commits", "observations", "events", "objects")}
     return counts

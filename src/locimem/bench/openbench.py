@@ -24,6 +24,7 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TextIO
 
@@ -122,7 +123,7 @@ def run(suite: str, sizes: Sequence[int], n_observations: int, out: TextIO = sys
                 mine, bare = [], []
                 for _ in range(repeats):  # interleaved: one of each in turn
                     mine.append(time_open(path, 1))
-                    bare.append(_timed(lambda p=path: bare_state_read(p), 1))
+                    bare.append(_timed(partial(bare_state_read, path), 1))
                 cpu = statistics.median(t.cpu_s for t in mine)
                 wall = statistics.median(t.wall_s for t in mine)
                 floor = statistics.median(t.cpu_s for t in bare)
@@ -134,7 +135,7 @@ def run(suite: str, sizes: Sequence[int], n_observations: int, out: TextIO = sys
                           f"{rows:,} | {f['ratio']:.1f}x |\n")
             else:
                 records = bare_log_read(path)  # also warms the page cache
-                floor = _timed(lambda p=path: bare_log_read(p), 1).cpu_s
+                floor = _timed(partial(bare_log_read, path), 1).cpu_s
                 t = time_rebuild(path, 1)
                 f = {"objects": counts["objects"], "records": records, "rebuild_cpu_s": t.cpu_s,
                      "rebuild_wall_s": t.wall_s, "records_per_s": records / t.cpu_s,

@@ -122,7 +122,7 @@ def detected_furniture(world: World) -> list[tuple[Furniture, str, Vec3, Vec3]]:
         hi = np.max([p.max_m for p in f.parts], axis=0)
         out.append((f, furniture_label(f), tuple(((lo + hi) / 2).tolist()),
                     tuple((hi - lo).tolist())))
-    return out  # type: ignore[return-value]
+    return out
 
 
 def _define_rooms(mem: ObjectMemory, world: World) -> None:
@@ -443,8 +443,8 @@ def grade(q: Question, text: str, lookup: Any) -> tuple[bool, str]:
         answered = [lookup(i) for i in ids[1:]]
         if any(a is None for a in answered):
             return False, "cites an unknown id"
-        if not _match(answered, t["objects"]):  # type: ignore[arg-type]
-            got = sorted(a["label"] for a in answered)  # type: ignore[index]
+        if not _match(answered, t["objects"]):
+            got = sorted(a["label"] for a in answered)
             want = sorted(lab for lab, _ in t["objects"])
             return False, f"answered {got}, truth {want}"
         return True, ""

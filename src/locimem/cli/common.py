@@ -27,9 +27,8 @@ from locimem.language.hedge import sanitize
 from locimem.times import time_text as time_text  # (re-exported: the commands use it)
 
 if TYPE_CHECKING:
-    from locimem.memory import ObjectMemory
+    from locimem.memory import ObjectMemory, Readable
     from locimem.model import TrackedObject
-    from locimem.query.reader import MemoryReader
 
 # -- arguments ---------------------------------------------------------------------------------
 def add_store(p: argparse.ArgumentParser, *, scope: str = "the scope to read",
@@ -62,7 +61,7 @@ def add_since(p: argparse.ArgumentParser, what: str) -> None:
                                                    + SINCE_HELP)
 
 
-def since_time(mem: MemoryReader, args: argparse.Namespace) -> float | None:
+def since_time(mem: Readable, args: argparse.Namespace) -> float | None:
     """``--since`` as a valid time (None when not given); a clock time is on ``mem``'s day."""
     from locimem.times import parse_time
 
@@ -164,14 +163,14 @@ def place(c: Sequence[float]) -> str:
     return f"({c[0]:.2f}, {c[1]:.2f}, {c[2]:.2f})"
 
 
-def room_of(mem: MemoryReader, object_id: int) -> str | None:
+def room_of(mem: Readable, object_id: int) -> str | None:
     try:
         return mem.room_of(object_id)
     except NotFound:
         return None
 
 
-def object_doc(mem: MemoryReader, o: TrackedObject, **extra: Any) -> dict[str, Any]:
+def object_doc(mem: Readable, o: TrackedObject, **extra: Any) -> dict[str, Any]:
     """An object as every command's JSON shows it."""
     return {"id": o.id, "label": o.label, "status": o.status.value,
             "confidence": round(o.confidence, 3), "center": rounded(list(o.center)),

@@ -49,7 +49,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         out.write(f"\nstore kept at {path}: try `locimem inspect {path}`\n")
     if args.json:
         document(args, {"store": str(path), "kept": kept, "recall": recall,
-                        "lines": out.getvalue().splitlines()}, [])  # type: ignore[attr-defined]
+                        "lines": out.getvalue().splitlines()}, [])
     return code
 
 

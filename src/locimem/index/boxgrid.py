@@ -11,18 +11,21 @@ Like every index here it is a cache, rebuildable at any time.
 
 from __future__ import annotations
 
+import builtins
 import itertools
 import math
 from collections.abc import Hashable, Iterator, Sequence
+from typing import Generic, TypeVar
 
 from locimem.errors import InvalidInput
 
 __all__ = ["BoxGrid"]
 
 Cell = tuple[int, ...]
+K = TypeVar("K", bound=Hashable)
 
 
-class BoxGrid:
+class BoxGrid(Generic[K]):
     """Boxes keyed by any hashable key, bucketed in cubic (square) cells of ``cell_m``."""
 
     __slots__ = ("_boxes", "_cells", "_inv", "_keycells", "_overflow", "cell_m", "dims",
@@ -37,10 +40,10 @@ class BoxGrid:
         self.dims = dims
         self.max_cells = int(max_cells)
         self._inv = 1.0 / self.cell_m
-        self._cells: dict[Cell, set[Hashable]] = {}
-        self._boxes: dict[Hashable, tuple[tuple[float, ...], tuple[float, ...]]] = {}
-        self._keycells: dict[Hashable, list[Cell]] = {}
-        self._overflow: set[Hashable] = set()
+        self._cells: dict[Cell, set[K]] = {}
+        self._boxes: dict[K, tuple[tuple[float, ...], tuple[float, ...]]] = {}
+        self._keycells: dict[K, list[Cell]] = {}
+        self._overflow: set[K] = set()
 
     def __len__(self) -> int:
         return len(self._boxes)
@@ -48,7 +51,7 @@ class BoxGrid:
     def __contains__(self, key: object) -> bool:
         return key in self._boxes
 
-    def box(self, key: Hashable) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    def box(self, key: K) -> tuple[tuple[float, ...], tuple[float, ...]]:
         """The ``(lo, hi)`` corners stored for ``key``."""
         return self._boxes[key]
 
@@ -65,7 +68,7 @@ class BoxGrid:
         return math.prod(math.floor(hi[i] * inv) - math.floor(lo[i] * inv) + 1
                          for i in range(self.dims))
 
-    def set(self, key: Hashable, lo: Sequence[float], hi: Sequence[float]) -> None:
+    def set(self, key: K, lo: Sequence[float], hi: Sequence[float]) -> None:
         """Insert ``key`` with the box ``[lo, hi]`` (first ``dims`` coordinates), or move it."""
         lo_t = tuple(float(x) for x in lo[: self.dims])
         hi_t = tuple(float(x) for x in hi[: self.dims])
@@ -84,7 +87,7 @@ class BoxGrid:
             self._cells.setdefault(cell, set()).add(key)
         self._keycells[key] = cells
 
-    def remove(self, key: Hashable) -> None:
+    def remove(self, key: K) -> None:
         """Forget ``key`` (no-op if absent)."""
         if self._boxes.pop(key, None) is None:
             return
@@ -97,15 +100,15 @@ class BoxGrid:
             if not bucket:
                 del self._cells[cell]
 
-    def candidates(self, lo: Sequence[float], hi: Sequence[float]) -> set[Hashable]:
+    def candidates(self, lo: Sequence[float], hi: Sequence[float]) -> builtins.set[K]:
         """Keys whose cells touch the cells of ``[lo, hi]``: a superset of the boxes that
         overlap it (check with :meth:`overlapping` for the exact set)."""
-        out: set[Hashable] = set(self._overflow)
+        out: builtins.set[K] = set(self._overflow)
         if self._span(lo, hi) > max(len(self._cells), 1):  # sparse: walk the occupied cells
             ranges = self._range(lo, hi)
-            for cell, bucket in self._cells.items():
+            for cell, keys in self._cells.items():
                 if all(cell[i] in ranges[i] for i in range(self.dims)):
-                    out.update(bucket)
+                    out.update(keys)
             return out
         cells = self._cells
         for cell in self._cells_of(lo, hi):
@@ -114,7 +117,7 @@ class BoxGrid:
                 out.update(bucket)
         return out
 
-    def overlapping(self, lo: Sequence[float], hi: Sequence[float]) -> list[Hashable]:
+    def overlapping(self, lo: Sequence[float], hi: Sequence[float]) -> list[K]:
         """Keys whose boxes overlap ``[lo, hi]`` (closed boxes: touching counts), in no
         particular order."""
         boxes, flat = self._boxes, self.dims == 2

@@ -15,6 +15,7 @@ set per occupied cell was one more for every object or so (docs/architecture.md,
 from __future__ import annotations
 
 import bisect
+import builtins
 import heapq
 import math
 from collections.abc import Callable, Iterable, Iterator
@@ -26,7 +27,7 @@ BLOCK = 8  # cells a side of a block (a query spanning more than BLOCK_CELLS wal
 BLOCK_CELLS = 64
 
 
-class _Table(dict):  # type: ignore[type-arg]
+class _Table(dict):
     """A dict the cyclic garbage collector never untracks (it untracks only exact dicts).
 
     The grid's two tables hold a tuple per object or cell. A full collection finds every
@@ -164,7 +165,7 @@ class SpatialGrid:
                     if bucket:
                         yield bucket
 
-    def _blocks_in(self, c0: Cell, c1: Cell) -> list[set[Cell]]:
+    def _blocks_in(self, c0: Cell, c1: Cell) -> list[builtins.set[Cell]]:
         """The occupied cells of each occupied block overlapping cells c0..c1."""
         b0 = (c0[0] // BLOCK, c0[1] // BLOCK, c0[2] // BLOCK)
         b1 = (c1[0] // BLOCK, c1[1] // BLOCK, c1[2] // BLOCK)
@@ -192,8 +193,8 @@ class SpatialGrid:
         if (x1 - x0 + 1) * (y1 - y0 + 1) * (z1 - z0 + 1) > BLOCK_CELLS:
             lo = (p[0] - pad, p[1] - pad, p[2] - pad)
             hi = (p[0] + pad, p[1] + pad, p[2] + pad)
-            for bucket in self._cells_in_box(lo, hi):
-                for key in bucket:
+            for keys in self._cells_in_box(lo, hi):
+                for key in keys:
                     d = dist(points[key], p)
                     if d <= r:
                         out.append((d, key))

@@ -66,7 +66,7 @@ from locimem.interchange.scene_graph import (
     SceneGraph,
     scene_graph,
 )
-from locimem.query.reader import MemoryReader
+from locimem.memory import Readable
 
 __all__ = ["DIALECTS", "CypherExportReport", "cypher_script", "cypher_string", "export_cypher"]
 
@@ -100,7 +100,7 @@ class CypherExportReport:
     n_statements: int
 
 
-def export_cypher(memory: MemoryReader, path: str | os.PathLike[str], *,
+def export_cypher(memory: Readable, path: str | os.PathLike[str], *,
                   dialect: str = "neo4j", include_tentative: bool = False) -> CypherExportReport:
     """Write the memory's scene graph to ``path`` (a ``.cypher`` file) as an idempotent script
     (see the module docstring). ``dialect`` is ``neo4j`` (default; ``cypher-shell <
@@ -121,7 +121,7 @@ def export_cypher(memory: MemoryReader, path: str | os.PathLike[str], *,
                                                     if not s.startswith("//")))
 
 
-def cypher_script(memory: MemoryReader, *, dialect: str = "neo4j",
+def cypher_script(memory: Readable, *, dialect: str = "neo4j",
                   include_tentative: bool = False) -> str:
     """The script :func:`export_cypher` writes, as a string (one statement a line)."""
     dialect = _check_dialect(dialect)

@@ -31,7 +31,7 @@ from typing import Any
 
 from locimem.errors import InvalidInput, LocimemError
 from locimem.interchange.scene_graph import NODE_PROPERTIES, scene_graph
-from locimem.query.reader import MemoryReader
+from locimem.memory import Readable
 
 __all__ = ["GraphExportReport", "NetworkxUnavailable", "export_graphml", "to_networkx"]
 
@@ -51,7 +51,7 @@ class GraphExportReport:
     n_edges: int
 
 
-def to_networkx(memory: MemoryReader, *, include_tentative: bool = False) -> Any:
+def to_networkx(memory: Readable, *, include_tentative: bool = False) -> Any:
     """The memory's scene graph as a ``networkx.MultiDiGraph`` (see the module docstring):
     nodes in the order rooms (by name), objects (by id); edges keyed by relationship type.
     Objects as in :func:`~locimem.interchange.scene_graph.scene_graph`. Raises
@@ -67,7 +67,7 @@ def to_networkx(memory: MemoryReader, *, include_tentative: bool = False) -> Any
     return graph
 
 
-def export_graphml(memory: MemoryReader, path: str | os.PathLike[str], *,
+def export_graphml(memory: Readable, path: str | os.PathLike[str], *,
                    include_tentative: bool = False) -> GraphExportReport:
     """Write the scene graph to ``path`` (a ``.graphml`` file) with ``networkx.write_graphml``,
     flattened to scalar attributes (see the module docstring)."""

@@ -57,9 +57,8 @@ from typing import Any
 
 from locimem.errors import InvalidInput, LocimemError
 from locimem.frames import FRAME_NAME, frame_note, memory_epoch
-from locimem.memory import reader_of
+from locimem.memory import Readable, reader_of
 from locimem.model import ObjectStatus, TrackedObject
-from locimem.query.reader import MemoryReader
 from locimem.scene.rooms import Room
 
 __all__ = [
@@ -153,7 +152,7 @@ def object_uid(scope: str, object_id: int) -> str:
     return f"{scope}:object:{object_id}"
 
 
-def scene_graph(memory: MemoryReader, *, include_tentative: bool = False) -> SceneGraph:
+def scene_graph(memory: Readable, *, include_tentative: bool = False) -> SceneGraph:
     """The memory's scene graph (see the module docstring) as plain nodes and edges.
 
     ``memory`` is an :class:`~locimem.ObjectMemory` or an ``as_of`` view. Raises

@@ -80,7 +80,7 @@ def _validate_server(store: Store | str, scope: str | None) -> ValidationReport:
             scopes = [scope]
         report = ValidationReport(src.path)  # type: ignore[union-attr]
         for name in scopes:
-            with scratch_copy(src, name) as path:  # type: ignore[arg-type]
+            with scratch_copy(src, name) as path:
                 part = validate_store(path, quick=True)
             report.rules = part.rules
             report.violations += part.violations

@@ -46,7 +46,7 @@ from typing import Any
 
 from locimem.errors import InvalidInput, LocimemError
 from locimem.frames import FRAME_NAME, frame_note, memory_epoch
-from locimem.memory import reader_of
+from locimem.memory import Readable, reader_of
 from locimem.model import ObjectStatus, TrackedObject
 from locimem.query.reader import MemoryReader, RoomInfo
 
@@ -76,7 +76,7 @@ class UsdExportReport:
     prim_paths: dict[int, str]
 
 
-def export_usd(memory: MemoryReader, path: str | os.PathLike[str], *,
+def export_usd(memory: Readable, path: str | os.PathLike[str], *,
                include: Iterable[str | ObjectStatus] = (),
                include_tentative: bool = False) -> UsdExportReport:
     """Write ``memory`` (an :class:`ObjectMemory` or an ``as_of`` view) to a USD file.

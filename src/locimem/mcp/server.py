@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from locimem.errors import LocimemError, ToolError
 from locimem.mcp.http import url_of
-from locimem.memory import reader_of
+from locimem.memory import Readable, reader_of
 
 if TYPE_CHECKING:
     from locimem.memory import ObjectMemory
@@ -135,7 +135,7 @@ class StoreHandle:
         self._mem.close()
 
 
-def build_server(memory: MemoryReader | StoreHandle, *, allow_writes: bool = False,
+def build_server(memory: Readable | StoreHandle, *, allow_writes: bool = False,
                  name: str = SERVER_NAME) -> Any:
     """An ``mcp`` ``MCPServer`` serving ``memory``'s tools and scene (see the module).
 

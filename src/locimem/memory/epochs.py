@@ -153,6 +153,7 @@ class MapEpochs(Service):
         """The scans of a provisional epoch's own scope (sharing this memory's store)."""
         sub = self.provisional.get(epoch.name)
         if sub is None:
+            assert epoch.scope is not None  # (a provisional epoch has a scope of its own)
             sub = self.provisional[epoch.name] = Scans(self._live.sibling(epoch.scope))
         return sub
 
@@ -170,9 +171,9 @@ class MapEpochs(Service):
         stored = self._landmarks
         if stored is None or stored[0] != self._live._state.next_commit:
             stored = self._landmarks = (self._live._state.next_commit,
-                                                    landmarks(self._live._state))
+                                        landmarks(self._live._state))
         found = align_landmarks(new, stored[1])
-        if not found.ok:
+        if not found.ok or found.transform is None:  # (an ok fit has its transform)
             why[name] = found.reason
             return None
         why.pop(name, None)
@@ -277,7 +278,7 @@ def _camera(commit: Commit) -> Camera | None:
     c = commit.camera
     if c is None:
         return None
-    return Camera(tuple(c["position"]), tuple(c["quaternion"]),  # type: ignore[arg-type]
+    return Camera(tuple(c["position"]), tuple(c["quaternion"]),
                   c["fov_deg"], c["range_m"], c.get("vfov_deg", 60.0), image=c.get("image"),
                   intrinsics=None if c.get("intrinsics") is None else tuple(c["intrinsics"]))
 

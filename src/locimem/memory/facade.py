@@ -52,7 +52,7 @@ from locimem.store.sqlite import MEMORY
 from locimem.store.sqlite.open_check import corrupt
 from locimem.tracker.load import replay_stale_cache
 
-__all__ = ["SCAN_WARNING", "ObjectMemory", "reader_of"]
+__all__ = ["SCAN_WARNING", "ObjectMemory", "Readable", "reader_of"]
 
 # what reading a damaged record raises (a JSON column that is not JSON, a missing key, a
 # column of the wrong type, a page SQLite cannot read): at open, a CorruptStore
@@ -79,7 +79,7 @@ class _Via(Generic[_P, _R]):
     def __get__(self, obj: ObjectMemory | None, owner: type[Any]) -> Callable[..., _R]:
         if obj is None:
             return self.__wrapped__
-        return getattr(getattr(obj, self._service), self._name)  # type: ignore[no-any-return]
+        return getattr(getattr(obj, self._service), self._name)
 
 
 class ObjectMemory:
@@ -361,6 +361,10 @@ class ObjectMemory:
     remove_room = _Via("_rooms", RoomWrites.remove_room)
     import_rooms = _Via("_rooms", RoomWrites.import_rooms)
     compact = _Via("_maintenance", Maintenance.compact)
+
+
+Readable = ObjectMemory | MemoryReader
+"""What the front ends read: a memory, or a reader (an ``as_of`` view)."""
 
 
 def reader_of(memory: Any, what: str = "memory") -> MemoryReader:

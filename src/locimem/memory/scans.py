@@ -65,7 +65,7 @@ class Scans(Service):
             if own is not None and t < own:  # behind this writer's own scan: never
                 raise InvalidInput(f"t={t} is before the latest scan (t={now}); scans must "
                                    f"not go back in time{stuck}")
-            need = _late_hint(now - t)
+            need = _late_hint((now or 0.0) - t)  # (now is set: t < limit)
             late = (f" by more than late_s={late_s} s (the store's late-scan "
                     "tolerance)" if late_s else "")
             raise InvalidInput(

@@ -169,7 +169,7 @@ class ObjectState:
             attributes=dict(d.get("attributes", {})), n_missed=d.get("n_missed", 0),
             place_size=tuple(d["place_size"]), place_t=d["place_t"],
             seen_camera=d.get("seen_camera", False), absence_s=d.get("absence_s", 0.0),
-            held=tuple(tuple(h) for h in d.get("held", ())),  # type: ignore[misc]
+            held=tuple(tuple(h) for h in d.get("held", ())),
             together=frozenset(d["together"]) if d.get("together") else NO_IDS,
             merged_from=tuple(d.get("merged_from", ())),
             source=d.get("source", "tracker"), label_by=d.get("label_by"),

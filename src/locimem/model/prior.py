@@ -27,7 +27,7 @@ class Box:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Box:
-        return cls(tuple(data["center"]), tuple(data["size"]))  # type: ignore[arg-type]
+        return cls(tuple(data["center"]), tuple(data["size"]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,9 +63,9 @@ class PriorEntry:
     def from_dict(cls, data: dict[str, Any]) -> PriorEntry:
         orientation = data.get("orientation")
         return cls(
-            label=data["label"], center=tuple(data["center"]),  # type: ignore[arg-type]
-            size=tuple(data["size"]),  # type: ignore[arg-type]
-            orientation=None if orientation is None else tuple(orientation),  # type: ignore[arg-type]
+            label=data["label"], center=tuple(data["center"]),
+            size=tuple(data["size"]),
+            orientation=None if orientation is None else tuple(orientation),
             attributes=dict(data.get("attributes") or {}),
             confidence=data.get("confidence", 1.0), source=data["source"],
             prior_id=data.get("prior_id"),

@@ -378,7 +378,7 @@ class MapEpoch:
     def from_dict(cls, d: dict[str, Any]) -> MapEpoch:
         pair = d.get("transform")
         return cls(d["name"], d["status"], float(d["since"]),
-                   None if pair is None else (tuple(pair[0]), tuple(pair[1])),  # type: ignore[arg-type]
+                   None if pair is None else (tuple(pair[0]), tuple(pair[1])),
                    d.get("yaw_deg"), d.get("residual_m"), int(d.get("inliers", 0)),
                    d.get("scope"))
 

@@ -60,12 +60,19 @@ class HistoryQueries(ReaderBase):
         obj = self._object(object_id)
         page = check_int(page, "page", lo=1)
         scope, until = self._scope, self._until_commit
+
+        def observations(oid: int) -> Callable[[int | None], list[Any]]:
+            return lambda after: self.store.observations(
+                scope, object_id=oid, until_commit=until, after_seq=after, limit=page)
+
+        def events(oid: int) -> Callable[[int | None], list[Any]]:
+            return lambda after: self.store.events(
+                scope, object_id=oid, until_commit=until, after_seq=after, limit=page)
+
         streams: list[Iterator[Any]] = []
         for oid in (obj.id, *obj.merged_from):
-            streams.append(_pages(lambda after, oid=oid: self.store.observations(
-                scope, object_id=oid, until_commit=until, after_seq=after, limit=page)))
-            streams.append(_pages(lambda after, oid=oid: self.store.events(
-                scope, object_id=oid, until_commit=until, after_seq=after, limit=page)))
+            streams.append(_pages(observations(oid)))
+            streams.append(_pages(events(oid)))
         return heapq.merge(*streams, key=lambda r: r.seq)
 
     def events(
@@ -97,7 +104,7 @@ class HistoryQueries(ReaderBase):
         """:meth:`events`, read from the store ``page`` events at a time (checked before the
         first is read)."""
         scope = self._scope
-        filters = {
+        filters: dict[str, Any] = {
             "kind": check_kinds(kind),
             "label": None if label is None else check_label(label, "label"),
             "since": None if since is None else check_time(since, "since"),
@@ -177,7 +184,7 @@ class HistoryQueries(ReaderBase):
         if actor is not None and not isinstance(actor, str):
             raise InvalidInput(f"actor must be a string, got {type(actor).__name__}")
         scope = self._scope
-        filters = {
+        filters: dict[str, Any] = {
             "since": None if since is None else check_time(since, "since"),
             "until": None if until is None else check_time(until, "until"),
             "actor": actor,

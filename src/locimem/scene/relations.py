@@ -326,8 +326,8 @@ def _later_meeting_earlier(placed: Sequence[tuple[int, Box]], config: RelationCo
     nb = (cb[1] - cb[0] + 1) * (cb[3] - cb[2] + 1)
     nq = (cq[1] - cq[0] + 1) * (cq[3] - cq[2] + 1)
     big_b, big_q = nb > _JOIN_MAX_CELLS, nq > _JOIN_MAX_CELLS
-    bo, bx, by = _cells(*cb, np.flatnonzero(~big_b))
-    qo, qx, qy = _cells(*cq, np.flatnonzero(~big_q))
+    bo, bx, by = _cells(cb[0], cb[1], cb[2], cb[3], np.flatnonzero(~big_b))
+    qo, qx, qy = _cells(cq[0], cq[1], cq[2], cq[3], np.flatnonzero(~big_q))
     parts_q, parts_b = [], []
     if len(bo) and len(qo):
         x_min, y_min = min(bx.min(), qx.min()), min(by.min(), qy.min())
@@ -514,7 +514,7 @@ class RelationIndex:
     def __init__(self, config: RelationConfig | None = None, *, cell_m: float = 1.0) -> None:
         self.config = config or RelationConfig()
         self._cell_m = cell_m
-        self._grid_built: BoxGrid | None = BoxGrid(cell_m, dims=3)
+        self._grid_built: BoxGrid[int] | None = BoxGrid(cell_m, dims=3)
         self._boxes: dict[int, Box] = {}
         self._rel: dict[Key, tuple[float, float | None]] = {}
         self._touch: dict[int, set[Key]] = {}
@@ -548,7 +548,7 @@ class RelationIndex:
         return index
 
     @property
-    def _grid(self) -> BoxGrid:
+    def _grid(self) -> BoxGrid[int]:
         """The candidate grid over every box but rooms' (built on first use after
         :meth:`built`)."""
         grid = self._grid_built

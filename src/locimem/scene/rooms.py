@@ -345,7 +345,7 @@ class RoomMap:
             raise InvalidInput("wall_tolerance_m and min_shared_m must be >= 0, got "
                                f"{self.wall_tolerance_m} and {self.min_shared_m}")
         self._rooms: dict[str, Room] = {}
-        self._grid = BoxGrid(cell_m, dims=2)
+        self._grid: BoxGrid[str] = BoxGrid(cell_m, dims=2)
         self._links: dict[str, set[str]] = {}
         for room in rooms:
             self.add(room)

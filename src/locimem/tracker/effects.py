@@ -217,8 +217,8 @@ def _reacquired(state: MemoryState, ev: Event, lost_after_s: float) -> None:
 
 def _reanchored(state: MemoryState, ev: Event, lost_after_s: float) -> None:
     obj = state.objects[ev.object_id]  # a pose correction: the place it was seen at moved
-    obj.center = tuple(ev.data["to"])  # type: ignore[assignment]
-    obj.place = tuple(ev.data["place"])  # type: ignore[assignment]
+    obj.center = tuple(ev.data["to"])
+    obj.place = tuple(ev.data["place"])
     obj.held = ()  # held sightings were placed with the poses before the correction
     state.place_object(obj)
     _reindex(state, obj)
@@ -300,7 +300,7 @@ def apply_epoch(state: MemoryState, ev: Event) -> None:
     pair = data["transform"]
     state.epochs[name] = MapEpoch(
         name, data["status"], ev.t if before is None else before.since,
-        (tuple(pair[0]), tuple(pair[1])),  # type: ignore[arg-type]
+        (tuple(pair[0]), tuple(pair[1])),
         data.get("yaw_deg"), data.get("residual_m"), len(data.get("inliers", ())),
         None if before is None else before.scope)
 
@@ -312,12 +312,12 @@ def new_object(ev: Event) -> ObjectState:
     obj = ObjectState(
         id=ev.object_id,
         label=data["label"],
-        center=center,  # type: ignore[arg-type]
-        size=tuple(data["size"]),  # type: ignore[arg-type]
-        place=center,  # type: ignore[arg-type]
+        center=center,
+        size=tuple(data["size"]),
+        place=center,
         first_seen=data.get("first_seen", ev.t),
         last_seen=ev.t,
-        place_size=tuple(data["size"]),  # type: ignore[arg-type]
+        place_size=tuple(data["size"]),
         place_t=ev.t,
         source=data.get("source", "tracker"),
         attributes=dict(data.get("attributes", {})),
@@ -345,8 +345,8 @@ def _apply_merge(state: MemoryState, obj: ObjectState, data: dict, lost_after_s:
     """``obj`` (the older identity) absorbs ``data["absorbed"]``: it takes the state the event
     carries, and keeps the absorbed id so its history reads as one."""
     gone = state.objects[data["absorbed"]]
-    obj.center = tuple(data["center"])  # type: ignore[assignment]
-    obj.size = tuple(data["size"])  # type: ignore[assignment]
+    obj.center = tuple(data["center"])
+    obj.size = tuple(data["size"])
     obj.label_mass = dict(data["label_mass"])
     obj.n_detections = data["n_detections"]
     newer = gone if gone.last_seen >= obj.last_seen else obj  # the one seen last speaks
@@ -387,8 +387,8 @@ def _apply_merge(state: MemoryState, obj: ObjectState, data: dict, lost_after_s:
 
 def _settle(obj: ObjectState, data: dict, t: float) -> None:
     """The object settled at a new place (a move or a correction)."""
-    obj.place = tuple(data["to"])  # type: ignore[assignment]
-    obj.place_size = tuple(data.get("size", obj.size))  # type: ignore[assignment]
+    obj.place = tuple(data["to"])
+    obj.place_size = tuple(data.get("size", obj.size))
     obj.place_t = t
 
 
@@ -408,7 +408,7 @@ def _apply_correction(state: MemoryState, obj: ObjectState, data: dict, t: float
             obj.label_by = data.get("actor")
         obj.label = data["label_after"]
     elif field == "center":
-        obj.center = tuple(data["to"])  # type: ignore[assignment]
+        obj.center = tuple(data["to"])
         _settle(obj, data, t)
         obj.moved_from = None  # a person said where it is
         state.place_object(obj)

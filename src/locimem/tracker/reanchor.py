@@ -76,10 +76,10 @@ def reanchored_center(chain: Sequence[Observation], stretches: Stretches
             recorded, corrected = x, y
         else:
             recorded = recorded + w * (x - recorded)
-            corrected = corrected + w * (y - corrected)  # type: ignore[operator]
+            corrected = corrected + w * (y - corrected)
     if n == 0 or recorded is None:
         return None
-    shift = corrected - recorded  # type: ignore[operator]
+    shift = corrected - recorded
     return (float(shift[0]), float(shift[1]), float(shift[2])), n, first
 
 

@@ -58,9 +58,9 @@ from locimem.errors import InvalidInput
 from locimem.files import new_file
 from locimem.frames import FRAME_NAME, frame_note, memory_epoch
 from locimem.language.hedge import sanitize
-from locimem.memory import reader_of
+from locimem.memory import Readable, reader_of
 from locimem.model import ObjectStatus, TrackedObject
-from locimem.query.reader import MemoryReader, RoomInfo
+from locimem.query.reader import RoomInfo
 from locimem.times import looks_unix
 from locimem.viz._map_page import PAGE, SCRIPT
 from locimem.viz.story import (
@@ -145,7 +145,7 @@ def _room_entry(room: RoomInfo) -> dict[str, Any]:
             "connected": list(room.connected)}
 
 
-def camera_track(memory: MemoryReader) -> list[CameraPoint]:
+def camera_track(memory: Readable) -> list[CameraPoint]:
     """Where the camera was in each of ``memory``'s scans that had one (up to an ``as_of``
     view's commit), in valid-time order (commit order among equal times): a scan without a
     camera, or a correction, adds nothing."""
@@ -207,7 +207,7 @@ def map_view(bounds: list[float]) -> dict[str, Any]:
             "margins": list(MARGINS_PX)}
 
 
-def map_data(memory: MemoryReader) -> dict[str, Any]:
+def map_data(memory: Readable) -> dict[str, Any]:
     """The map's data: ``frames`` (each ``t`` and its events), and per object and per room a
     track of ``[frame index, state or null]`` entries, one where the state changed (null: not
     in the memory at that frame: never seen yet, expired or merged away); ``moves`` as
@@ -333,7 +333,7 @@ def _legend() -> str:
     ])
 
 
-def write_map(memory: MemoryReader, path: str | os.PathLike[str], *,
+def write_map(memory: Readable, path: str | os.PathLike[str], *,
               title: str | None = None) -> MapReport:
     """Write the map of ``memory`` (an :class:`ObjectMemory` or an ``as_of`` view) to ``path``
     (``.html``/``.htm``; replaced if it exists, written whole or not at all).

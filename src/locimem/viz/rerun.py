@@ -53,7 +53,7 @@ from locimem.errors import InvalidInput, LocimemError
 from locimem.files import new_file
 from locimem.frames import frame_note, memory_epoch
 from locimem.language.hedge import sanitize
-from locimem.memory import reader_of
+from locimem.memory import Readable, reader_of
 from locimem.model import Event, EventKind, ScanResult, TrackedObject
 from locimem.query.reader import MemoryReader, RoomInfo
 from locimem.times import looks_unix
@@ -221,7 +221,7 @@ def _room_path(rr: Any, name: str) -> str:
     return f"world/rooms/{rr.escape_entity_path_part(name)}"
 
 
-def write_rerun(memory: MemoryReader, path: str | os.PathLike[str], *,
+def write_rerun(memory: Readable, path: str | os.PathLike[str], *,
                 recording_id: str | None = None) -> RerunReport:
     """Write ``memory``'s story (an :class:`ObjectMemory` or an ``as_of`` view) to the Rerun
     file ``path`` (``.rrd``; replaced if it exists, written whole or not at all).
@@ -273,7 +273,7 @@ class RerunLogger:
     set up (e.g. ``rr.init("locimem", spawn=True)`` to watch in the viewer).
     """
 
-    def __init__(self, memory: MemoryReader, recording: Any = None) -> None:
+    def __init__(self, memory: Readable, recording: Any = None) -> None:
         memory = reader_of(memory)
         rr = _import_rerun()
         if recording is not None and not isinstance(recording, rr.RecordingStream):

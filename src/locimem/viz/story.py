@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from locimem.errors import NotFound
 from locimem.language.events import short_line as event_text
-from locimem.memory import reader_of
+from locimem.memory import Readable, reader_of
 from locimem.model import Commit, Event, EventKind, ObjectStatus, TrackedObject
 from locimem.query.reader import MemoryReader, RoomInfo
 from locimem.query.views import view
@@ -66,7 +66,7 @@ class StoryFrame:
     room_of: dict[int, str | None]
 
 
-def iter_story(memory: MemoryReader) -> Iterator[StoryFrame]:
+def iter_story(memory: Readable) -> Iterator[StoryFrame]:
     """The frames of ``memory``'s story, oldest first (see the module docstring).
 
     ``memory`` is an :class:`~locimem.ObjectMemory` or an ``as_of`` view (the story then ends
@@ -102,7 +102,7 @@ def iter_story(memory: MemoryReader) -> Iterator[StoryFrame]:
         yield _frame(state, state.now, [], hidden, memory)
 
 
-def check_scope_has_story(memory: MemoryReader) -> None:
+def check_scope_has_story(memory: Readable) -> None:
     """Raise :class:`NotFound` when ``memory``'s scope holds no commits (nothing to draw),
     naming the scopes the store does hold."""
     store = reader_of(memory).store
@@ -189,5 +189,5 @@ def move_of(ev: Event) -> tuple[tuple[float, float, float], tuple[float, float, 
         except (KeyError, TypeError, ValueError):
             return None
         if len(a) == 3 and len(b) == 3:
-            return a, b  # type: ignore[return-value]
+            return a, b
     return None

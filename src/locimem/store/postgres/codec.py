@@ -17,7 +17,8 @@ import numpy as np
 
 __all__ = ["FEATURE_DTYPES", "FLAG_COLUMNS", "from_pg", "to_pg", "to_pg_converter"]
 
-FEATURE_DTYPES = {"observations": np.dtype(np.float32), "objects": np.dtype(np.float64)}
+FEATURE_DTYPES: dict[str, np.dtype[Any]] = {
+    "observations": np.dtype(np.float32), "objects": np.dtype(np.float64)}
 """The dtype of each table's ``feature`` column (the embedding)."""
 FLAG_COLUMNS = frozenset({"promoted", "lost", "seen_camera"})
 

@@ -217,6 +217,12 @@ class PostgresStore:
         except psycopg.OperationalError as exc:
             raise self._lost(exc) from None
 
+    def _aggregate(self, query: Any, args: Sequence[Any] | None = None) -> Any:
+        """The one row of an aggregate query (``SELECT max(…)``, ``count(*)``): always there."""
+        row = self._execute(query, args).fetchone()
+        assert row is not None, "an aggregate query returns one row"
+        return row
+
     def _in_transaction(self) -> bool:
         conn = self._conn
         return conn is not None and not conn.closed and \
@@ -448,10 +454,10 @@ class PostgresStore:
 
     def size_bytes(self) -> int:
         """The bytes of this store's schema: every table with its indexes and TOAST."""
-        row = self._execute(
+        row = self._aggregate(
             "SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
             "JOIN pg_namespace n ON n.oid = c.relnamespace "
-            "WHERE n.nspname = %s AND c.relkind = 'r'", (self.schema,)).fetchone()
+            "WHERE n.nspname = %s AND c.relkind = 'r'", (self.schema,))
         return int(row[0])
 
     def reclaim(self) -> None:
@@ -567,16 +573,16 @@ class PostgresStore:
         here — or, without a scope, above every scope's."""
         where, args = ("WHERE scope = %s", (scope,)) if scope is not None else ("", ())
         and_ = "AND" if scope is not None else "WHERE"
-        row = self._execute(
+        row = self._aggregate(
             f"SELECT (SELECT max(object_id) FROM events {where} {and_} kind = 'APPEARED'), "
             f"(SELECT max(seq) FROM observations {where}), (SELECT max(seq) FROM events {where}),"
-            f" (SELECT max(id) FROM commits {where})", args * 4).fetchone()
+            f" (SELECT max(id) FROM commits {where})", args * 4)
         max_oid, max_obs, max_ev, max_commit = row
         return ((max_oid or 0) + 1, max(max_obs or 0, max_ev or 0) + 1, (max_commit or 0) + 1)
 
     def head(self, scope: str) -> int:
         """The id of ``scope``'s latest commit (0: none)."""
-        row = self._execute("SELECT max(id) FROM commits WHERE scope = %s", (scope,)).fetchone()
+        row = self._aggregate("SELECT max(id) FROM commits WHERE scope = %s", (scope,))
         return row[0] or 0
 
     def scopes(self) -> list[str]:
@@ -586,8 +592,8 @@ class PostgresStore:
     def count(self, table: str, scope: str) -> int:
         if table not in ("commits", "observations", "events", "objects"):
             raise ValueError(f"unknown table {table!r}")
-        return self._execute(sql.SQL("SELECT count(*) FROM {} WHERE scope = %s").format(
-            sql.Identifier(table)), (scope,)).fetchone()[0]
+        return self._aggregate(sql.SQL("SELECT count(*) FROM {} WHERE scope = %s").format(
+            sql.Identifier(table)), (scope,))[0]
 
     # -- the log ------------------------------------------------------------------------------
     def commits(self, scope: str) -> list[Commit]:
@@ -608,14 +614,13 @@ class PostgresStore:
     def last_commit_time(self, scope: str) -> float | None:
         """The latest valid time of the scope's commits (a late scan, within the fleet's
         tolerance, may commit after a later one: the memory's clock is the latest)."""
-        return self._execute("SELECT max(t) FROM commits WHERE scope = %s",
-                             (scope,)).fetchone()[0]
+        return self._aggregate("SELECT max(t) FROM commits WHERE scope = %s", (scope,))[0]
 
     def last_commit_at(self, scope: str, *, t: float | None = None,
                        recorded: float | None = None) -> int | None:
         column, bound = ("t", t) if t is not None else ("recorded_at", recorded)
-        return self._execute(f"SELECT max(id) FROM commits WHERE scope = %s AND {column} <= %s",
-                             (scope, bound)).fetchone()[0]
+        return self._aggregate(
+            f"SELECT max(id) FROM commits WHERE scope = %s AND {column} <= %s", (scope, bound))[0]
 
     def iter_log(self, scope: str, *, after_commit: int = 0,
                  until_commit: int | None = None) -> Iterator[Record]:

@@ -42,7 +42,8 @@ def vacuum_store_file(source: str | os.PathLike[str], copy: str | os.PathLike[st
         conn.execute("PRAGMA busy_timeout=5000")
         conn.execute("VACUUM INTO ?", (str(copy),))
     except sqlite3.DatabaseError as exc:
-        if exc.sqlite_errorname not in ("SQLITE_CORRUPT", "SQLITE_NOTADB"):
+        # sqlite_errorname is Python 3.11's: on 3.10 no error is taken for damage
+        if getattr(exc, "sqlite_errorname", None) not in ("SQLITE_CORRUPT", "SQLITE_NOTADB"):
             raise  # not the store's fault (a full disk, an I/O error): as SQLite said it
         raise NotAStore(f"{str(source)!r} is damaged ({exc}); {_DAMAGED_STORE}") from None
     finally:

@@ -15,7 +15,7 @@ import json
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from operator import itemgetter
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -164,9 +164,9 @@ def events_from_rows(rows: Sequence[Sequence[Any]]) -> Iterable[Event]:
         data = None
     if data is None or len(data) != len(rows):
         return map(event_from_row, rows)
-    new = Event
+    new, known = Event, cast("list[EventKind]", kinds)  # no None among them: checked above
     return [new(row[0], row[1], row[3], kind, row[5], row[6], value)
-            for row, kind, value in zip(rows, kinds, data, strict=True)]
+            for row, kind, value in zip(rows, known, data, strict=True)]
 
 
 def _event_pages(rows: Iterable[Sequence[Any]]) -> Iterator[Event]:

@@ -117,12 +117,12 @@ def cmd_export(args: argparse.Namespace) -> int:
         from locimem.interchange.usd import export_usd
 
         with open_memory(args) as mem:
-            r = export_usd(mem, args.target, include=args.include,
-                           include_tentative=args.include_tentative)
-        document(args, {"path": str(r.path), "format": "usd", "rooms": r.n_rooms,
-                        "objects": r.n_objects},
-                 [f"wrote {r.path}: {r.n_rooms} rooms, {r.n_objects} objects (USD, Z up, "
-                  "metres)"])
+            usd = export_usd(mem, args.target, include=args.include,
+                             include_tentative=args.include_tentative)
+        document(args, {"path": str(usd.path), "format": "usd", "rooms": usd.n_rooms,
+                        "objects": usd.n_objects},
+                 [f"wrote {usd.path}: {usd.n_rooms} rooms, {usd.n_objects} objects (USD, Z "
+                  "up, metres)"])
         return 0
     if target.endswith(_GRAPH_SUFFIXES):
         return _export_graph(args)
@@ -392,10 +392,11 @@ def _size(n: int) -> str:
     """Bytes for a person: 812 B, 41.3 KB, 2.06 MB."""
     if n < 1000:
         return f"{n} B"
+    size = float(n)
     for unit in ("KB", "MB", "GB", "TB"):
-        n /= 1000
-        if n < 1000 or unit == "TB":
-            return f"{n:.3g} {unit}"
+        size /= 1000
+        if size < 1000 or unit == "TB":
+            return f"{size:.3g} {unit}"
     return f"{n} B"  # pragma: no cover
 
 

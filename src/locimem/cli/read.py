@@ -230,9 +230,10 @@ def cmd_describe(args: argparse.Namespace) -> int:
     with open_memory(args) as mem:
         text = mem.describe(args.object)
         obj = object_doc(mem, mem.get(args.object))
-        relations = [{"subject": r.subject, "relation": r.relation, "object": r.object,
-                      "confidence": round(r.confidence, 3), "since": r.since}
-                     for r in mem.relations(args.object)]
+        relations: list[dict[str, Any]] = [
+            {"subject": r.subject, "relation": r.relation, "object": r.object,
+             "confidence": round(r.confidence, 3), "since": r.since}
+            for r in mem.relations(args.object)]
         labels = {oid: mem.get(oid).label for r in relations for oid in (r["subject"],
                                                                        r["object"])}
     lines = [text, f"  {object_line(obj)}"]

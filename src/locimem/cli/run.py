@@ -47,7 +47,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         out.write("\n(store removed; pass --keep or --store PATH to keep it)\n")
     else:
         out.write(f"\nstore kept at {path}: try `locimem inspect {path}`\n")
-    if args.json:
+    if isinstance(out, io.StringIO):  # (--json: the lines were kept for the document)
         document(args, {"store": str(path), "kept": kept, "recall": recall,
                         "lines": out.getvalue().splitlines()}, [])
     return code

@@ -62,7 +62,11 @@ def test_every_read_of_a_reader_is_on_the_facade_and_returns_the_same() -> None:
         assert mem.now == live.now == 1.0 and mem.scope == "home"
 
 
-@pytest.mark.parametrize("name", sorted(READS | WRITES - {"observe", "observe_frame"}))
+DELEGATED = READS | (WRITES - {"observe", "observe_frame"}) | {"close", "refresh",
+                                                                "rebuild_from_log"}
+
+
+@pytest.mark.parametrize("name", sorted(DELEGATED))
 def test_a_delegated_member_shows_its_services_signature_and_text(name: str) -> None:
     member = getattr(ObjectMemory, name)
     assert member.__doc__ and inspect.signature(member).parameters  # (the function's own)

@@ -69,7 +69,7 @@ class LiveMemory(MemoryReader):
     and the commit path. Not used alone: see :class:`~locimem.memory.facade.ObjectMemory`."""
 
     _logged_width: int | None = None  # width of a rejected detection's logged embedding
-    _logged_width_known = False  # (looked up once: see Scans.embedding_width)
+    _logged_width_known = False  # (looked up once: see Scans._embedding_width)
 
     def __init__(self, store: Store, scope: str, config: TrackerConfig,
                  clock: Callable[[], float], encoder: Encoder | None = None,
@@ -267,11 +267,8 @@ class LiveMemory(MemoryReader):
         return obj, actor, reason, when, float(self._clock())
 
 
-
 class Service:
     """One concern's verbs (corrections, rooms, …) over the live memory they write through."""
-
-    __slots__ = ("_live",)
 
     def __init__(self, live: LiveMemory) -> None:
         self._live = live

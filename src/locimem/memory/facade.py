@@ -266,14 +266,14 @@ class ObjectMemory:
         """The scene as a compact, sanitised tree for a language model, within
         ``budget_tokens``, optionally focused on some object ids; ``format`` is ``"text"`` (a
         fenced untrusted-data block) or ``"json"`` (see :mod:`locimem.agent.prompt`)."""
-        return agent_scene_prompt(self, budget_tokens=budget_tokens, focus=focus,  # type: ignore[arg-type]
+        return agent_scene_prompt(self._live, budget_tokens=budget_tokens, focus=focus,
                                   format=format)
 
     def answer(self, question: str, verbalizer: Verbalizer | None = None) -> Answer:
         """Answer ``question`` in words (an :class:`~locimem.agent.answer.Answer`): routed by
         :meth:`query`, worded by ``verbalizer`` (default: the deterministic offline one) from
         a budgeted, focused, sanitised prompt; cites object ids, hedged by trust state."""
-        return agent_answer(self, question, verbalizer)  # type: ignore[arg-type]
+        return agent_answer(self._live, question, verbalizer)
 
 
     # -- the lifecycle and the reads: the live memory's (locimem.query) --------------------

@@ -12,6 +12,7 @@ from locimem import Detection, ObjectMemory
 from locimem.agent.arguments import Arguments, check_schema
 from locimem.agent.tools import SPECS, ToolRegistry
 from locimem.errors import ReadOnly, ToolError
+from locimem.memory import reader_of
 
 
 def build_home(mem: ObjectMemory, t0: float = 0.0) -> ObjectMemory:
@@ -243,7 +244,7 @@ def test_internal_failures_are_masked(home, monkeypatch):
     def boom(*args, **kwargs):
         raise RuntimeError("secret internal detail /home/robot/store.loci")
 
-    monkeypatch.setattr(type(home), "find", boom)
+    monkeypatch.setattr(type(reader_of(home)), "find", boom)  # what the tools read
     with pytest.raises(ToolError) as info:
         tools.call("find_objects", {"text": "cup"})
     assert str(info.value) == "find_objects: internal error; the call was not completed"

@@ -26,6 +26,7 @@ from locimem.agent.toolspec import (
     TIME,
     TIME_TEXT,
     Context,
+    MemoryWriter,
     ToolSpec,
     limit_schema,
     params_schema,
@@ -262,16 +263,20 @@ def _ask(ctx: Context, a: dict[str, Any]) -> dict[str, Any]:
 
 
 def _correct_label(ctx: Context, a: dict[str, Any]) -> dict[str, Any]:
-    mem: Any = ctx.reader
-    mem.relabel(a["object_id"], a["label"], actor=ctx.actor,
-                reason=a.get("reason") or "corrected through the agent tools")
-    return {"ok": True, "object": object_fact(mem, mem.get(a["object_id"]))}
+    _writer(ctx).relabel(a["object_id"], a["label"], actor=ctx.actor,
+                         reason=a.get("reason") or "corrected through the agent tools")
+    return {"ok": True, "object": object_fact(ctx.reader, ctx.reader.get(a["object_id"]))}
 
 
 def _forget(ctx: Context, a: dict[str, Any]) -> dict[str, Any]:
-    mem: Any = ctx.reader
-    mem.forget(a["object_id"], actor=ctx.actor, reason=a["reason"])
+    _writer(ctx).forget(a["object_id"], actor=ctx.actor, reason=a["reason"])
     return {"ok": True, "forgotten": a["object_id"]}
+
+
+def _writer(ctx: Context) -> MemoryWriter:
+    if ctx.writer is None:  # (the registry offers the write tools only with a writer)
+        raise ToolError("this tool writes, and the registry was built without allow_writes")
+    return ctx.writer
 
 
 # -- the declarations ---------------------------------------------------------------------------

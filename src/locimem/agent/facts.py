@@ -180,7 +180,7 @@ def net_changes(reader: MemoryReader, since: float, changes: list[Any]) -> list[
             net.append("reacquired" if prev is not None else "appeared")
         elif was and not now_here:
             net.append("lost")
-        elif was and now_here:
+        elif prev is not None and was and now_here:
             if cur.status is ObjectStatus.DOUBTED and prev.status is not ObjectStatus.DOUBTED:
                 net.append("may be gone")
             if math.dist(prev.center, cur.center) > MOVE_M:

@@ -368,7 +368,8 @@ def _data(scene: _Scene, budget: int | None) -> dict[str, Any]:
                                           separators=_SEP)) + 1 + child_key
 
     def group_cost(group: str | None) -> int:
-        g = {"room": None if group is None else clean(group, NAME_CHARS), "objects": []}
+        room = None if group is None else clean(group, NAME_CHARS)
+        g: dict[str, object] = {"room": room, "objects": []}
         return estimate_tokens(json.dumps(g, ensure_ascii=False, separators=_SEP)) + 1
 
     chosen = _Budget(scene, budget, fixed, cost, group_cost)

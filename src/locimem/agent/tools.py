@@ -37,6 +37,7 @@ from locimem.agent.toolspec import (
     STRICT_KEYWORDS,
     STYLES,
     Context,
+    MemoryWriter,
     ToolSpec,
     strict_parameters,
 )
@@ -61,18 +62,21 @@ class ToolRegistry:
     Args:
         reader: the memory the tools read (its scope only).
         allow_writes: also offer ``correct_label`` and ``forget_object``. Refused with
-            :class:`~locimem.errors.ReadOnly` unless ``reader`` is a writable
-            :class:`~locimem.ObjectMemory`.
+            :class:`~locimem.errors.ReadOnly` unless ``writer`` (by default ``reader``) is
+            a writable :class:`~locimem.ObjectMemory`.
         actor: who the audit trail names for writes made through the tools.
+        writer: the memory the write tools correct, when it is not ``reader`` itself
+            (``mem.tools()`` reads the memory's reader and writes through the memory).
     """
 
     def __init__(self, reader: MemoryReader, allow_writes: bool = False, *,
-                 actor: str = DEFAULT_ACTOR) -> None:
+                 actor: str = DEFAULT_ACTOR, writer: MemoryWriter | None = None) -> None:
         if not isinstance(allow_writes, bool):
             raise InvalidInput("allow_writes must be True or False")
+        target: Any = reader if writer is None else writer
         if allow_writes:
-            _check_writable(reader)
-        self._ctx = Context(reader, actor)
+            _check_writable(target)
+        self._ctx = Context(reader, actor, target if allow_writes else None)
         self._allow_writes = allow_writes
         self._specs = {s.name: s for s in SPECS if allow_writes or not s.writes}
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from locimem.errors import InvalidInput
 
@@ -26,6 +26,7 @@ __all__ = [
     "TIME",
     "TIME_TEXT",
     "Context",
+    "MemoryWriter",
     "ToolSpec",
     "limit_schema",
     "params_schema",
@@ -56,8 +57,8 @@ LABEL_FILTER = {"type": "string", "minLength": 1, "maxLength": 100,
                  "description": "Only objects whose label contains these whole words."}
 ROOM = {"type": "string", "minLength": 1, "maxLength": 64,
          "description": "A room name as listed by list_rooms."}
-TIME = {"type": "number", "minimum": -1e12, "maximum": 1e12,
-         "description": "A scan time in seconds (the memory's clock)."}
+TIME: dict[str, Any] = {"type": "number", "minimum": -1e12, "maximum": 1e12,
+                        "description": "A scan time in seconds (the memory's clock)."}
 TIME_TEXT = {"type": "string", "minLength": 1, "maxLength": 40,
               "description": "A time: seconds (120), ISO 8601 (2026-12-03T10:00:00Z) or a "
                              "clock time on the day of the latest scan (10:00)."}
@@ -77,10 +78,25 @@ def params_schema(properties: dict[str, Any], required: tuple[str, ...] = (),
 # -- the registry -------------------------------------------------------------------------------
 @dataclass
 class Context:
-    """What a handler gets besides its arguments: the reader and who writes."""
+    """What a handler gets besides its arguments: the reader, who writes, and the memory the
+    write tools write to (None when writes are not offered)."""
 
     reader: MemoryReader
     actor: str
+    writer: MemoryWriter | None = None
+
+
+class MemoryWriter(Protocol):
+    """The corrections the write tools make (an open :class:`~locimem.ObjectMemory`)."""
+
+    @property
+    def read_only(self) -> bool: ...
+
+    def relabel(self, object_id: int, label: str, *, actor: str = ...,
+                reason: str | None = ..., t: float | None = ...) -> Any: ...
+
+    def forget(self, object_id: int, *, actor: str = ..., reason: str | None = ...,
+               t: float | None = ...) -> Any: ...
 
 
 Handler = Callable[[Context, dict[str, Any]], dict[str, Any]]

@@ -139,9 +139,10 @@ def run_load(path: Path, *, seconds: float = 60.0, readers: int = 4, per_scan: i
         procs.append(subprocess.Popen([*me, "reader", str(path), str(seconds),
                                        str(work / f"reader{i}.json"), "1" if rebuild else "0"]))
     errors: list[str] = []
-    for proc in procs:
+    for name, proc in zip(["writer", *(f"reader{i}" for i in range(readers))], procs,
+                          strict=True):
         if proc.wait(timeout=seconds + 120) != 0:
-            errors.append(f"process {proc.args[3]} exited with {proc.returncode}")
+            errors.append(f"process {name} exited with {proc.returncode}")
     w = _read(work / "writer.json", errors)
     rs = [_read(work / f"reader{i}.json", errors) for i in range(readers)]
     opens = [x for r in rs for x in r.get("opens", [])]

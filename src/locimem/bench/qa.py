@@ -322,13 +322,13 @@ def make_questions(scenario: Scenario) -> list[Question]:
         else:
             knowable = seen_after.get(oid, -math.inf) >= e.t
         if knowable and e.t <= last_t:
-            changes.append(e)
-    for since in sorted({round(e.t - 0.5, 1) for e in changes}):
+            changes.append((oid, e))
+    for since in sorted({round(e.t - 0.5, 1) for _, e in changes}):
         expected = []
-        for c in changes:
+        for oid, c in changes:
             if c.t >= since:
-                expected.append({"kind": c.kind, "object": c.object_id, "label": label(
-                    c.object_id), "from": c.from_m, "to": c.to_m})
+                expected.append({"kind": c.kind, "object": oid, "label": label(oid),
+                                 "from": c.from_m, "to": c.to_m})
         # objects a perfect memory knew before T and that did not change: no move or loss
         changed = {c["object"] for c in expected}
         steady = [(label(o), p) for o, p in known.items()

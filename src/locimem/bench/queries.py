@@ -147,14 +147,18 @@ def _bench_vectors(path: Path, config: TrackerConfig, words: Sequence[str],
         except Exception:  # the vectors extra is not installed
             continue
         try:
-            fns = {f"vector top-{k} ({name})":
-                   lambda i, ix=index: ix.by_embedding(queries[i], k)}
+            fns = {f"vector top-{k} ({name})": _top_k(index, queries, k)}
             if name == "exact":
                 fns.update(_per_object(index, queries, k))
             out.update(_median_ms_in_turns(fns, runs))
         finally:
             mem.close()
     return out
+
+
+def _top_k(index: SemanticIndex, queries: np.ndarray, k: int) -> Callable[[int], object]:
+    """The index's top-``k`` search for query ``i``."""
+    return lambda i: index.by_embedding(queries[i], k)
 
 
 def _per_object(index: SemanticIndex, queries: np.ndarray, k: int

@@ -8,7 +8,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from locimem.memory import ObjectMemory, reader_of
 from locimem.model import Detection
@@ -97,7 +97,8 @@ def bench_retention(n_objects: int = 10, minutes: float = 10.0, hz: float = 30.0
         with ObjectMemory.open(path, durable=False) as mem:
             report = mem.compact(older_than_s=older_than_s, trail_s=trail_s)
             after = reader_of(mem).store.count("observations", mem.scope)
-            thinned_after = reader_of(mem).store.conn.execute(
+            sqlite: Any = reader_of(mem).store  # (a SQLite store: its connection)
+            thinned_after = sqlite.conn.execute(
                 "SELECT count(*) FROM observations WHERE commit_id <= ?",
                 (report.horizon_commit,)).fetchone()[0]
         bytes_after = _log_bytes(path)

@@ -181,8 +181,12 @@ class Run:
 
 
 def _hyps(objs: Iterable[Any]) -> tuple[Hypothesis, ...]:
-    return tuple(Hypothesis(int(o.id), str(o.label), tuple(float(v) for v in o.center))
-                 for o in objs)
+    return tuple(Hypothesis(int(o.id), str(o.label), _xyz(o.center)) for o in objs)
+
+
+def _xyz(point: Any) -> tuple[float, float, float]:
+    x, y, z = point
+    return float(x), float(y), float(z)
 
 
 def _snapshot(t: float, mem: MemoryLike) -> HypFrame:
@@ -226,7 +230,7 @@ def play(scenario: Scenario, memory_factory: MemoryFactory | None = None,
             answers = {}
             for q in recall_questions(truth_frames(scenario), labels_of(scenario)):
                 r = mem.recall(q.label)
-                center = None if r.center is None else tuple(float(v) for v in r.center)
+                center = None if r.center is None else _xyz(r.center)
                 answers[q.label] = RecallAnswer(q.label, bool(r.found),
                                                 str(r.status) == "lost", center)
         finally:

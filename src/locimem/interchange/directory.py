@@ -211,8 +211,8 @@ TABLES = (
 # (schema version, table, column): columns added after the first version, NULL in a directory
 # written before that version
 ADDED_COLUMNS = ((3, "commits", "miss_credits"), (3, "objects", "belief"))
-_EMBEDDING_DTYPES = {OBSERVATION_EMBEDDINGS: np.dtype(np.float32),
-                     OBJECT_EMBEDDINGS: np.dtype(np.float64)}
+_EMBEDDING_DTYPES: dict[str, np.dtype] = {OBSERVATION_EMBEDDINGS: np.dtype(np.float32),
+                                         OBJECT_EMBEDDINGS: np.dtype(np.float64)}
 FILES = tuple(sorted([MEMORY, EPOCHS, *(t.file for t in TABLES), *_EMBEDDING_DTYPES]))
 """Every file of a memory directory besides ``manifest.json`` (of the current version)."""
 COUNTS = (*(t.name for t in TABLES), "observation_embeddings", "object_embeddings", "epochs")

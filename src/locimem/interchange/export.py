@@ -183,9 +183,9 @@ def export_memory(store_path: str | os.PathLike[str], directory: str | os.PathLi
         files[EPOCHS] = _write_file(part, EPOCHS, "".join(
             _line(e) + "\n" for e in epochs).encode())
         counts["epochs"] = len(epochs)
-        map_frame = _frame(frame, memory_epoch(memory.state.epochs))
+        frame_doc = _frame(frame, memory_epoch(memory.state.epochs))
         files[MEMORY] = _write_file(part, MEMORY, _document(
-            _memory_document(memory, conn, scope, scene, map_frame)).encode())
+            _memory_document(memory, conn, scope, scene, frame_doc)).encode())
         last_id, last_t = conn.execute(
             "SELECT id, t FROM commits WHERE scope = ? ORDER BY id DESC LIMIT 1",
             (scope,)).fetchone()
@@ -193,7 +193,7 @@ def export_memory(store_path: str | os.PathLike[str], directory: str | os.PathLi
         manifest: dict[str, Any] = {
             "format": FORMAT, "format_version": FORMAT_VERSION,
             "schema_version": SCHEMA_VERSION, "scope": scope, "scene": scene,
-            "map_frame": map_frame,
+            "map_frame": frame_doc,
             "created_at": None if created is None else float(created),
             "memory_version": {"commit": last_id, "t": last_t},
             "counts": counts,

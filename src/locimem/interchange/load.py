@@ -25,7 +25,7 @@ import secrets
 import sqlite3
 import tempfile
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -386,7 +386,7 @@ def _insert_all(store: SQLiteStore, directory: Path, manifest: Manifest, scope: 
     counts: dict[str, int] = {}
     reading: list[tuple[_Table, RowReader]] = []  # the table being loaded, and its reader
 
-    def tables() -> Iterator[tuple[str, tuple[str, ...], Iterator[tuple[Any, ...]]]]:
+    def tables() -> Generator[tuple[str, tuple[str, ...], Iterator[tuple[Any, ...]]], None, None]:
         for table in TABLES:
             with contextlib.ExitStack() as stack:
                 matrix = None

@@ -136,7 +136,7 @@ class RowReader:
                 return None
             # exactly the columns: as many keys, and every column among them (a column at a
             # time: half the time of one getter a row, then transposed)
-            values = [tuple(map(get, docs)) for get in self.getters]
+            values: list[Any] = [tuple(map(get, docs)) for get in self.getters]
         except Exception:  # not UTF-8, not JSON, a column missing: line by line
             return None
         keys = values[self.key]
@@ -154,7 +154,7 @@ class RowReader:
                 return None
         if not columns_fine(table.name, columns, table.codecs, self.types, values):
             return None
-        decoded = {}
+        decoded: dict[int, list[Any]] = {}
         self._matrix_at = None if self.matrix is None else self.matrix.next
         try:
             for i, codec in self.specials:  # the embeddings last

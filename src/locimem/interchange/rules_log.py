@@ -439,8 +439,7 @@ def _out_of_order(conn: sqlite3.Connection, rows: str, slack: float = 0.0
             below.setdefault(p, []).append(k)
         if later is not None and v > later + slack:
             above.setdefault(p, []).append(k)
-    return {p: tuple(min((below.get(p, []), above.get(p, [])),
-                         key=lambda ids: (len(ids) == 0, len(ids))))
+    return {p: _moved(below.get(p, []), above.get(p, []))
             for p in sorted({*below, *above})}
 
 
@@ -452,3 +451,11 @@ def _ids_text(ids: tuple[int, ...], shown: int = 20) -> str:
 CHECKS: tuple[Callable[..., None], ...] = (
     sqlite_integrity, schema_version, schema_tables, ids_unique, log_order, record_kinds,
     appeared, observations_accounted, checkpoints_valid)
+
+
+
+def _moved(below: list[int], above: list[int]) -> tuple[int, ...]:
+    """The shorter of two key lists that is not empty (``below`` on a tie)."""
+    if not below or (above and len(above) < len(below)):
+        return tuple(above)
+    return tuple(below)

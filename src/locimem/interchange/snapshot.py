@@ -332,7 +332,7 @@ _KINDS = {int: "an integer", float: "a number", str: "a string"}
 
 
 def _field(header: dict[str, Any], name: str, kind: type, where: str) -> Any:
-    value = header.get(name)
+    value: Any = header.get(name)
     ok = (isinstance(value, (int, float)) if kind is float else isinstance(value, kind))
     if ok and kind is float:
         try:

@@ -101,8 +101,8 @@ def export_usd(memory: Readable, path: str | os.PathLike[str], *,
     objects = memory.objects(status=statuses)
     paths: dict[int, str] = {}
     for obj in objects:
-        room = memory.room_of(obj.id)
-        parent = "/World/Unassigned" if room is None else room_paths[room]
+        in_room = memory.room_of(obj.id)
+        parent = "/World/Unassigned" if in_room is None else room_paths[in_room]
         paths[obj.id] = f"{parent}/{object_prim_name(obj.id, obj.label)}"
 
     stage = _new_stage(pxr, memory)

@@ -26,7 +26,7 @@ import zlib
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -479,7 +479,7 @@ def encoder_from_toml(path: str | Path) -> Encoder | None:
             raise InvalidInput(f"{name}: [encoder] {key} must be a path")
         return base / value
 
-    options: dict[str, int] = {}
+    options: dict[str, Any] = {}
     for key in ("max_length", "threads", "batch_size"):
         if key in table:
             options[key] = table[key]

@@ -29,15 +29,11 @@ import os
 import socket
 import sys
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from locimem.errors import LocimemError, ToolError
 from locimem.mcp.http import url_of
-from locimem.memory import Readable, reader_of
-
-if TYPE_CHECKING:
-    from locimem.memory import ObjectMemory
-    from locimem.query.reader import MemoryReader
+from locimem.memory import ObjectMemory, Readable, reader_of
 
 __all__ = ["MCP_EXTRA_HINT", "OUTPUT_SCHEMA", "SCENE_BUDGET_TOKENS", "StoreHandle",
            "build_server", "serve_http", "serve_stdio"]
@@ -156,10 +152,16 @@ def build_server(memory: Readable | StoreHandle, *, allow_writes: bool = False,
     from locimem.agent.tools import ToolRegistry
     from locimem.version import __version__
 
-    def current() -> MemoryReader:
+    def current() -> Readable:
         return memory.reader() if isinstance(memory, StoreHandle) else memory
 
-    ToolRegistry(current(), allow_writes=allow_writes)  # refuses writes on a read-only memory
+    def registry() -> ToolRegistry:
+        mem = current()
+        if isinstance(mem, ObjectMemory):
+            return mem.tools(allow_writes=allow_writes)
+        return ToolRegistry(mem, allow_writes=allow_writes)
+
+    registry()  # refuses writes on a read-only memory
 
     class _Arguments(ArgModelBase):
         """Hands the raw arguments to the registry, which checks them against its schema."""
@@ -174,8 +176,7 @@ def build_server(memory: Readable | StoreHandle, *, allow_writes: bool = False,
             # async on purpose: the SDK runs sync tools on worker threads, and a memory (its
             # SQLite connection) belongs to the thread that opened it
             try:
-                registry = ToolRegistry(current(), allow_writes=allow_writes)
-                result = registry.call(tool_name, arguments)
+                result = registry().call(tool_name, arguments)
                 return CallToolResult(content=[TextContent(type="text", text=_dumps(result))],
                                       structured_content=result)
             except ToolError as exc:
@@ -187,11 +188,11 @@ def build_server(memory: Readable | StoreHandle, *, allow_writes: bool = False,
         return run
 
     tools = []
-    for spec in ToolRegistry(current(), allow_writes=allow_writes):
+    for spec in registry():
         params = spec.schema("mcp")["inputSchema"]
         tools.append(Tool(
-            fn=runner(spec.name), name=spec.name, description=spec.description,
-            parameters=params, is_async=True,
+            fn=runner(spec.name), name=spec.name, title=None, description=spec.description,
+            parameters=params, is_async=True, context_kwarg=None,
             fn_metadata=FuncMetadata(arg_model=_Arguments, output_schema=OUTPUT_SCHEMA),
             annotations=ToolAnnotations(read_only_hint=not spec.writes,
                                         destructive_hint=spec.name == "forget_object",
@@ -206,12 +207,12 @@ def build_server(memory: Readable | StoreHandle, *, allow_writes: bool = False,
                      description="The remembered scene as a compact tree (rooms, furniture, "
                                  "items), within a token budget, fenced as untrusted data.")
     async def scene_text() -> str:
-        return scene_prompt(current(), budget_tokens=SCENE_BUDGET_TOKENS)
+        return scene_prompt(reader_of(current()), budget_tokens=SCENE_BUDGET_TOKENS)
 
     @server.resource("locimem://scene.json", name="scene.json", mime_type="application/json",
                      description="The remembered scene tree as JSON, within a token budget.")
     async def scene_json() -> str:
-        return scene_prompt(current(), budget_tokens=SCENE_BUDGET_TOKENS, format="json")
+        return scene_prompt(reader_of(current()), budget_tokens=SCENE_BUDGET_TOKENS, format="json")
 
     return server
 

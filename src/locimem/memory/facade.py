@@ -259,7 +259,7 @@ class ObjectMemory:
         (correct a label, forget) only with ``allow_writes=True``, which a read-only memory
         refuses with :class:`ReadOnly` (as does an as-of view: ``ToolRegistry(mem.as_of(t))``
         serves the past read-only)."""
-        return ToolRegistry(self, allow_writes=allow_writes)  # type: ignore[arg-type]
+        return ToolRegistry(self._live, allow_writes=allow_writes, writer=self)
 
     def scene_prompt(self, budget_tokens: int | None = None, focus: Any = None,
                      format: str = "text") -> str:

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from locimem.check import (
     check_text,
@@ -29,7 +29,8 @@ class RoomWrites(Service):
         polygon of positive area) and optional z range. Objects are assigned to the room
         holding most of their footprint. Recorded as a ROOM_DEFINED event."""
         self._live._writable("define_room")
-        room = Room(check_text(name, "room name", max_chars=64), polygon_xy, z_range)
+        room = Room(check_text(name, "room name", max_chars=64),  # (Room checks the rest)
+                    cast(Any, polygon_xy), cast(Any, z_range))
         if room.name in self._live._state.scene.rooms.names():  # names are normalised like labels
             raise InvalidInput(f"a room named {room.name!r} is already defined")
         return self._scene_event(EventKind.ROOM_DEFINED, room.to_dict(), actor, reason)

@@ -245,8 +245,7 @@ def _optical_to_body(q: Quat) -> Quat:
     w2, x2, y2, z2 = _BODY_IN_OPTICAL
     out = (w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2, w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
            w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2, w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2)
-    out = tuple(round(v, 15) + 0.0 for v in out)
-    return check_quaternion(out, "camera.quaternion")
+    return check_quaternion(tuple(round(v, 15) + 0.0 for v in out), "camera.quaternion")
 
 
 @dataclass(frozen=True, slots=True)

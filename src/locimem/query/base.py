@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from locimem.check import (
+    check_label,
     check_object_id,
 )
 from locimem.config import TrackerConfig
@@ -103,6 +104,24 @@ class ReaderBase:
         hidden = self._hidden()
         objects = self._state.objects
         return (objects[oid] for oid in sorted(objects) if oid not in hidden)
+
+    def _room(self, name: Any) -> str:
+        """``name`` checked as a room of this state's map (InvalidInput, NotFound)."""
+        if not isinstance(name, str):
+            raise InvalidInput(f"room must be a string, got {type(name).__name__}")
+        name = check_label(name, "room name")  # rooms are named like labels: lower-case
+        if name not in self._state.scene.rooms.names():
+            known = ", ".join(self._state.scene.rooms.names()) or "none defined"
+            raise NotFound(f"no room {name!r} (rooms: {known})")
+        return name
+
+    def _room_of(self, obj: ObjectState) -> str | None:
+        """The room whose footprint holds ``obj`` (None without rooms or outside them)."""
+        rooms = self._state.scene.rooms
+        if not rooms.names():
+            return None
+        hit = rooms.assign(obj.center, obj.size)
+        return None if hit is None else hit.room
 
     def _hidden(self) -> dict[int, Any]:
         """Ids to hide: whatever is forgotten *now*, in the live memory."""

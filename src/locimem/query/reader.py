@@ -170,7 +170,7 @@ def answer_query(reader: MemoryReader, text: str, here: Any = None) -> QueryResu
 
     if kind is IntentKind.RELATIONAL:
         anchor = _anchor(reader, intent.anchor or "", intent.room)
-        what = f"{intent.relation.replace('_', ' ')} the {sanitize(intent.anchor or '?')}"
+        what = f"{(intent.relation or '?').replace('_', ' ')} the {sanitize(intent.anchor or '?')}"
         if anchor is None:
             return QueryResult(intent, f"I know of no {sanitize(intent.anchor or '?')}.",
                                found=False)

@@ -5,13 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from locimem.check import (
-    check_label,
-)
-from locimem.errors import InvalidInput, NotFound
+from locimem.errors import InvalidInput
 from locimem.language.hedge import hedged_sentence, place_text, sanitize
 from locimem.model import (
-    ObjectState,
     TrackedObject,
 )
 from locimem.query.views import status_of
@@ -47,21 +43,6 @@ class RoomQueries(ReaderBase):
             self._room(name)
         return rooms.path(a, b)
 
-    def _room(self, name: Any) -> str:
-        if not isinstance(name, str):
-            raise InvalidInput(f"room must be a string, got {type(name).__name__}")
-        name = check_label(name, "room name")  # rooms are named like labels: lower-case
-        if name not in self._state.scene.rooms.names():
-            known = ", ".join(self._state.scene.rooms.names()) or "none defined"
-            raise NotFound(f"no room {name!r} (rooms: {known})")
-        return name
-
-    def _room_of(self, obj: ObjectState) -> str | None:
-        rooms = self._state.scene.rooms
-        if not rooms.names():
-            return None
-        hit = rooms.assign(obj.center, obj.size)
-        return None if hit is None else hit.room
 
     def room_of(self, object_id: int) -> str | None:
         """The room holding most of the object's footprint (None outside every room)."""

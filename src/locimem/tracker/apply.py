@@ -158,7 +158,7 @@ def replay(state: MemoryState, records: Iterable[Record], lost_after_s: float) -
                 if feature is not None and state.feature_dim is None:
                     state.feature_dim = int(feature.shape[0])
                 continue
-            if type(record) is not Commit:  # an event: it may read the embeddings it names
+            if type(record) is Event:  # an event: it may read the embeddings it names
                 if batch:
                     means.fold(batch, features)
                     batch, features, waiting = [], [], set()

@@ -268,7 +268,7 @@ class _Associator:
                 best_oid, best, second = best_two(
                     features, f, need - 2.0 * config.feature_margin, eligible)
             margin = config.feature_margin * (2.0 if strange else 1.0)
-            if best < need or best - second < margin or best_oid in taken:
+            if best_oid is None or best < need or best - second < margin or best_oid in taken:
                 continue
             taken.add(best_oid)
             tier = "reacquire" if self._is_lost(obj) else "appearance"

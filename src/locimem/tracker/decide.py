@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any, cast
 
 import numpy as np
 
@@ -28,6 +29,7 @@ from locimem.model import (
     Commit,
     Detection,
     EventKind,
+    Held,
     ObjectState,
     Observation,
     Record,
@@ -282,7 +284,8 @@ def _record_new(scan: _Scan, i: int, det: Detection) -> int:
     config, out, camera = scan.config, scan.out, scan.camera
     oid = scan.next_oid
     scan.next_oid += 1
-    data = {"label": det.label, "center": list(det.center), "size": list(det.size)}
+    data: dict[str, Any] = {"label": det.label, "center": list(det.center),
+                            "size": list(det.size)}
     if out.commit.actor != "tracker":  # the default source is left implicit
         data["source"] = out.commit.actor
     if camera is not None:
@@ -543,10 +546,14 @@ def _weight(config: TrackerConfig, t: float, i: int, det: Detection, obj: Object
         return 0.0, False
     # also seen at its place meanwhile, and the two clusters far apart: two things
     if obj.n_detections > min(h[9] for h in cluster) and math.dist(
-            [sum(h[1 + k] for h in cluster) / len(cluster) for k in range(3)],
-            obj.center) > tight:
+            _held_mean(cluster, 1), obj.center) > tight:
         return 0.0, True
     return 1.0, False
+
+
+def _held_mean(cluster: list[Held], first: int) -> list[float]:
+    """The mean of the held sightings' three fields from ``first`` (1: centre, 4: size)."""
+    return [sum(cast(float, h[first + k]) for h in cluster) / len(cluster) for k in range(3)]
 
 
 def _nearer_twin(i: int, obj: ObjectState, dist: float, assoc: _Associator) -> bool:
@@ -573,8 +580,7 @@ def _split(out: RecordWriter, config: TrackerConfig, t: float, index: int, det: 
         mass[h[7]] = mass.get(h[7], 0.0) + h[8]
     top = max(mass.values())
     label = min(lab for lab, m in mass.items() if m == top)
-    center = [sum(h[1 + k] for h in cluster) / n for k in range(3)]
-    size = [sum(h[4 + k] for h in cluster) / n for k in range(3)]
+    center, size = _held_mean(cluster, 1), _held_mean(cluster, 4)
     out.event(EventKind.SPLIT, obj.id, obj.label,
               {"into": nid, "n_held": n, "center": center})
     ev = out.event(EventKind.APPEARED, nid, label, {

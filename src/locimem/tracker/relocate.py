@@ -197,8 +197,8 @@ def relocations(state: MemoryState, config: TrackerConfig, t: float,
         old = _pick(new, olds, config)
         by_looks = False
         if old is None:  # its place not yet found empty: recognised by its looks alone
-            oid = _recognised(new, state, config, dead)
-            seen = state.objects.get(oid) if oid is not None and oid not in after else None
+            known = _recognised(new, state, config, dead)
+            seen = state.objects.get(known) if known is not None and known not in after else None
             if seen is not None and _fits(seen, new, config):
                 empty = _unaccounted(seen, t, config, lost_now, doubted_now)
                 if not seen.lost or empty:
@@ -217,12 +217,12 @@ def relocations(state: MemoryState, config: TrackerConfig, t: float,
             continue
         news = (o for o in newer_than(old)
                 if o.id not in used and not o.lost and _fits(old, o, config))
-        new = _pick(old, news, config)
-        if new is None:
+        found = _pick(old, news, config)
+        if found is None:
             continue
-        olds = (o for o in absent(new.label, new.first_seen) if o.id not in used
-                and _fits(o, new, config) and _unaccounted(o, t, config, lost_now, doubted_now))
-        if _pick(new, olds, config) is old:
-            pairs.append((oid, new.id, False))
-            used.update((oid, new.id))
+        olds = (o for o in absent(found.label, found.first_seen) if o.id not in used
+                and _fits(o, found, config) and _unaccounted(o, t, config, lost_now, doubted_now))
+        if _pick(found, olds, config) is old:
+            pairs.append((oid, found.id, False))
+            used.update((oid, found.id))
     return pairs

@@ -42,8 +42,8 @@ from locimem.model import (
 )
 from locimem.model.rows import RowChanges
 
-__all__ = ["LATE_S_KEY", "RowChanges", "RowsRejected", "Store", "checked_late_s", "is_postgres_url",
-           "meta_late_s", "redacted"]
+__all__ = ["LATE_S_KEY", "RecordReads", "RowChanges", "RowsRejected", "Store", "checked_late_s",
+           "is_postgres_url", "meta_late_s", "redacted"]
 
 def is_postgres_url(path: object) -> bool:
     """Whether ``path`` names a PostgreSQL store (``postgresql://…`` or ``postgres://…``)
@@ -107,8 +107,90 @@ class RowsRejected(IntegrityError):
         self.reason = reason
 
 
-class Store(Protocol):
-    """A locimem store. Writes raise :class:`~locimem.errors.ReadOnly` when ``read_only``."""
+class RecordReads(Protocol):
+    """The reads of the record every SQL backend answers with the same queries (one
+    implementation: :class:`locimem.store.sql.SqlReads`): commits, events and observations
+    by their filters, the audit, the ids and counts the memory catches up by."""
+
+    def head(self, scope: str) -> int:
+        """The id of ``scope``'s latest commit (0: none): a writer or reader that knows
+        commits up to it is current."""
+
+    def count(self, table: str, scope: str) -> int:
+        """Rows of ``table`` (``commits``, ``observations``, ``events`` or ``objects``) in
+        ``scope``; :class:`~locimem.errors.InvalidInput` for another table."""
+
+    def commits(self, scope: str) -> list[Commit]:
+        """Every commit of ``scope``, by id."""
+
+    def latest_scan(self, scope: str, source: str) -> tuple[float, int] | None:
+        """The latest valid time of ``scope``'s scans from ``source`` (their commits' actor)
+        and how many of its scans the scope holds at that time; None: none from it."""
+
+    def last_commit_time(self, scope: str) -> float | None:
+        """The latest valid time of the scope's commits (None: no commit) — its last
+        commit's, unless a late scan of a fleet committed after a later one."""
+
+    def last_commit_at(self, scope: str, *, t: float | None = None,
+                       recorded: float | None = None) -> int | None:
+        """The id of the last commit with valid time <= ``t`` (or, without ``t``, record
+        time <= ``recorded``); None if there is none."""
+
+    def events(self, scope: str, *, kind: Sequence[str] | None = None,
+               label: str | None = None, object_id: int | None = None,
+               since: float | None = None, until: float | None = None,
+               limit: int | None = None, newest_first: bool = False,
+               until_commit: int | None = None, exclude_forgotten: bool = False,
+               after_seq: int | None = None, before_seq: int | None = None
+               ) -> list[Event]:
+        """Events matching every filter given (``kind``: any of these kinds; ``since`` /
+        ``until``: valid time, inclusive; ``after_seq`` / ``before_seq``: a page's cursor,
+        exclusive), by ``seq`` (descending with ``newest_first``), at most ``limit``.
+        ``exclude_forgotten``: none about — or, for ``RELATION``, naming — an object with a
+        tombstone."""
+
+    def observations(self, scope: str, *, object_id: int | None = None,
+                     rejected: bool | None = None, reason: str | None = None,
+                     key: str | None = None, limit: int | None = None,
+                     until_commit: int | None = None, after_seq: int | None = None
+                     ) -> list[Observation]:
+        """Observations matching every filter given (``rejected``: only rejected / only
+        accepted; ``reason``: rejected for this reason; ``key``: this rejection key;
+        ``after_seq``: a page's cursor, exclusive), by ``seq``, at most ``limit``."""
+
+    def merged_into(self, scope: str, object_id: int, *, until_commit: int | None = None
+                    ) -> int | None:
+        """The id that absorbed ``object_id`` in its latest ``MERGED`` event, if any."""
+
+    def audit(self, scope: str, *, since: float | None = None, until: float | None = None,
+              actor: str | None = None, object_id: int | None = None,
+              kinds: Sequence[str] | None = None, recorded_since: float | None = None,
+              recorded_until: float | None = None, limit: int | None = None,
+              until_commit: int | None = None, after_commit: int | None = None
+              ) -> list[AuditEntry]:
+        """Commits that changed something — every commit not a scan, and scans with events —
+        with their events (only those about ``object_id``, when given), oldest first;
+        ``after_commit``: a page's cursor, exclusive."""
+
+    def observation_meta(self, scope: str, after_commit: int, until_commit: int
+                         ) -> list[ObservationMeta]:
+        """Seq, commit, time, object and key of the observations in a commit range, by
+        ``seq`` (what compaction's retention decides on)."""
+
+    def change_commits(self, scope: str, after_commit: int, until_commit: int,
+                       kinds: Sequence[str]) -> set[tuple[int, int]]:
+        """(object id, commit id) of every event of one of ``kinds`` in a commit range."""
+
+    def latest_checkpoint(self, scope: str, until_commit: int | None = None
+                          ) -> tuple[int, dict[str, Any]] | None:
+        """(commit id, state) of the newest checkpoint at or before ``until_commit``."""
+
+
+
+class Store(RecordReads, Protocol):
+    """A locimem store: :class:`RecordReads`, and what each backend does its own way —
+    its writes, streaming the log, the materialised rows. Writes raise
+    :class:`~locimem.errors.ReadOnly` when ``read_only``."""
 
     path: str
     """Where the store lives (a file path, ``":memory:"``, a URL): for messages and names."""
@@ -196,91 +278,18 @@ class Store(Protocol):
         PostgreSQL's are unique per scope, so the scope's own. Without ``scope``: above every
         scope's, on any backend."""
 
-    def head(self, scope: str) -> int:
-        """The id of ``scope``'s latest commit (0: none): a writer or reader that knows
-        commits up to it is current."""
-
     def scopes(self) -> list[str]:
         """Every scope with at least one commit, sorted."""
-
-    def count(self, table: str, scope: str) -> int:
-        """Rows of ``table`` (``commits``, ``observations``, ``events`` or ``objects``) in
-        ``scope``; ``ValueError`` for another table."""
 
     # -- the log ------------------------------------------------------------------------------
     def raise_late_s(self, late_s: float) -> None:
         """Set the store's ``late_s`` to ``late_s`` seconds (finite, at least the current
         value: every scan already stored stays within it), in one transaction."""
 
-    def commits(self, scope: str) -> list[Commit]:
-        """Every commit of ``scope``, by id."""
-
-    def latest_scan(self, scope: str, source: str) -> tuple[float, int] | None:
-        """The latest valid time of ``scope``'s scans from ``source`` (their commits' actor)
-        and how many of its scans the scope holds at that time; None: none from it."""
-
-    def last_commit_time(self, scope: str) -> float | None:
-        """The latest valid time of the scope's commits (None: no commit) — its last
-        commit's, unless a late scan of a fleet committed after a later one."""
-
-    def last_commit_at(self, scope: str, *, t: float | None = None,
-                       recorded: float | None = None) -> int | None:
-        """The id of the last commit with valid time <= ``t`` (or, without ``t``, record
-        time <= ``recorded``); None if there is none."""
-
     def iter_log(self, scope: str, *, after_commit: int = 0,
                  until_commit: int | None = None) -> Iterator[Record]:
         """The records of the commits after ``after_commit`` up to ``until_commit`` in replay
         order: each commit, then its observations and events by ``seq``."""
-
-    def events(self, scope: str, *, kind: Sequence[str] | None = None,
-               label: str | None = None, object_id: int | None = None,
-               since: float | None = None, until: float | None = None,
-               limit: int | None = None, newest_first: bool = False,
-               until_commit: int | None = None, exclude_forgotten: bool = False,
-               after_seq: int | None = None, before_seq: int | None = None
-               ) -> list[Event]:
-        """Events matching every filter given (``kind``: any of these kinds; ``since`` /
-        ``until``: valid time, inclusive; ``after_seq`` / ``before_seq``: a page's cursor,
-        exclusive), by ``seq`` (descending with ``newest_first``), at most ``limit``.
-        ``exclude_forgotten``: none about — or, for ``RELATION``, naming — an object with a
-        tombstone."""
-
-    def observations(self, scope: str, *, object_id: int | None = None,
-                     rejected: bool | None = None, reason: str | None = None,
-                     key: str | None = None, limit: int | None = None,
-                     until_commit: int | None = None, after_seq: int | None = None
-                     ) -> list[Observation]:
-        """Observations matching every filter given (``rejected``: only rejected / only
-        accepted; ``reason``: rejected for this reason; ``key``: this rejection key;
-        ``after_seq``: a page's cursor, exclusive), by ``seq``, at most ``limit``."""
-
-    def merged_into(self, scope: str, object_id: int, *, until_commit: int | None = None
-                    ) -> int | None:
-        """The id that absorbed ``object_id`` in its latest ``MERGED`` event, if any."""
-
-    def audit(self, scope: str, *, since: float | None = None, until: float | None = None,
-              actor: str | None = None, object_id: int | None = None,
-              kinds: Sequence[str] | None = None, recorded_since: float | None = None,
-              recorded_until: float | None = None, limit: int | None = None,
-              until_commit: int | None = None, after_commit: int | None = None
-              ) -> list[AuditEntry]:
-        """Commits that changed something — every commit not a scan, and scans with events —
-        with their events (only those about ``object_id``, when given), oldest first;
-        ``after_commit``: a page's cursor, exclusive."""
-
-    def observation_meta(self, scope: str, after_commit: int, until_commit: int
-                         ) -> list[ObservationMeta]:
-        """Seq, commit, time, object and key of the observations in a commit range, by
-        ``seq`` (what compaction's retention decides on)."""
-
-    def change_commits(self, scope: str, after_commit: int, until_commit: int,
-                       kinds: Sequence[str]) -> set[tuple[int, int]]:
-        """(object id, commit id) of every event of one of ``kinds`` in a commit range."""
-
-    def latest_checkpoint(self, scope: str, until_commit: int | None = None
-                          ) -> tuple[int, dict[str, Any]] | None:
-        """(commit id, state) of the newest checkpoint at or before ``until_commit``."""
 
     def feature_dim(self, scope: str) -> int | None:
         """The embedding width of the scope's accepted observations (else the newest

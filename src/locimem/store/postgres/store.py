@@ -19,8 +19,8 @@ import json
 import os
 import re
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import numpy as np
@@ -38,12 +38,8 @@ from locimem.errors import (
     WriteConflict,
 )
 from locimem.model import (
-    AuditEntry,
-    Commit,
-    Event,
     ObjectState,
     Observation,
-    ObservationMeta,
     Record,
     RejectionState,
     TombstoneState,
@@ -66,12 +62,9 @@ from locimem.store.postgres.schema import (
     TABLES,
 )
 from locimem.store.sql import (
-    LATEST_SCAN,
     LOAD_BATCH,
-    audit_entries,
-    audit_query,
-    events_query,
-    observations_query,
+    Row,
+    SqlReads,
 )
 from locimem.store.sqlite.codec import (
     COMMIT_COLUMNS,
@@ -79,11 +72,8 @@ from locimem.store.sqlite.codec import (
     MAX_ID,
     OBJECT_COLUMNS,
     OBSERVATION_COLUMNS,
-    commit_from_row,
-    decode_checkpoint,
     encode_checkpoint,
     encode_json,
-    event_from_row,
     object_row,
     objects_from_rows,
     observation_from_row,
@@ -100,6 +90,7 @@ LATE_S = 1.0
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _REBUILD_CACHE = "rebuild_cache"
 _SCOPED = frozenset(TABLES)
+_T = TypeVar("_T")
 LOG_PAGE = 2000  # rows a server-side cursor (iter_log, load_objects) fetches a trip
 _CURSORS = itertools.count(1)  # names of server-side cursors, unique per process
 
@@ -140,11 +131,13 @@ def url_late_s(url: str) -> float | None:
                            f"{values[-1]!r}") from None
 
 
-class PostgresStore:
+class PostgresStore(SqlReads):
     """A locimem store in one schema of a PostgreSQL database.
 
-    Implements :class:`~locimem.store.base.Store`. Besides it: ``schema``, :meth:`rows` and
-    :meth:`objects_in_box` (a spatial query served by the GiST index on the boxes).
+    Implements :class:`~locimem.store.base.Store` (the reads SQL answers alike on both
+    backends come from :class:`~locimem.store.sql.SqlReads`). Besides it: ``schema``,
+    :meth:`rows` and :meth:`objects_in_box` (a spatial query served by the GiST index on the
+    boxes).
     """
 
     late_s: float
@@ -152,6 +145,8 @@ class PostgresStore:
     scope: the store's ``late_s`` (meta), set when it was created (default :data:`LATE_S`;
     ``late_s=`` or the URL's ``?late_s=`` choose another, and raise an existing store's) so
     every writer of the fleet — and ``validate`` — agrees on it."""
+    _p = "%s"
+    _data_int = "(data::jsonb ->> '{key}')::bigint"
 
     def __init__(self, url: str, *, read_only: bool = False, durable: bool = True,
                  late_s: float | None = None) -> None:
@@ -580,47 +575,26 @@ class PostgresStore:
         max_oid, max_obs, max_ev, max_commit = row
         return ((max_oid or 0) + 1, max(max_obs or 0, max_ev or 0) + 1, (max_commit or 0) + 1)
 
-    def head(self, scope: str) -> int:
-        """The id of ``scope``'s latest commit (0: none)."""
-        row = self._aggregate("SELECT max(id) FROM commits WHERE scope = %s", (scope,))
-        return row[0] or 0
-
     def scopes(self) -> list[str]:
         return [r[0] for r in self._execute(
             "SELECT DISTINCT scope FROM commits ORDER BY 1")]
 
-    def count(self, table: str, scope: str) -> int:
-        if table not in ("commits", "observations", "events", "objects"):
-            raise ValueError(f"unknown table {table!r}")
-        return self._aggregate(sql.SQL("SELECT count(*) FROM {} WHERE scope = %s").format(
-            sql.Identifier(table)), (scope,))[0]
+    def _read(self, scope: str | None, query: str, args: Sequence[Any],
+              decode: Callable[[Row], _T]) -> list[_T]:
+        try:
+            return [decode(row) for row in self._execute(query, args)]
+        except psycopg.OperationalError as exc:  # (while the rows came)
+            raise self._lost(exc) from None
+
+    def _observation(self, row: Row) -> Observation:
+        return _observation(row)
 
     # -- the log ------------------------------------------------------------------------------
-    def commits(self, scope: str) -> list[Commit]:
-        return [commit_from_row(row) for row in self._execute(
-            f"SELECT {COMMIT_COLUMNS} FROM commits WHERE scope = %s ORDER BY id", (scope,))]
-
     def raise_late_s(self, late_s: float) -> None:
         value = checked_late_s(late_s, self.late_s)
         with self._write(None) as conn:
             _set_meta(conn, "late_s", repr(value))
         self.late_s = value
-
-    def latest_scan(self, scope: str, source: str) -> tuple[float, int] | None:
-        row = self._execute(LATEST_SCAN.format(p="%s"),
-                                 (scope, source, scope, source)).fetchone()
-        return None if row is None else (float(row[0]), int(row[1]))
-
-    def last_commit_time(self, scope: str) -> float | None:
-        """The latest valid time of the scope's commits (a late scan, within the fleet's
-        tolerance, may commit after a later one: the memory's clock is the latest)."""
-        return self._aggregate("SELECT max(t) FROM commits WHERE scope = %s", (scope,))[0]
-
-    def last_commit_at(self, scope: str, *, t: float | None = None,
-                       recorded: float | None = None) -> int | None:
-        column, bound = ("t", t) if t is not None else ("recorded_at", recorded)
-        return self._aggregate(
-            f"SELECT max(id) FROM commits WHERE scope = %s AND {column} <= %s", (scope, bound))[0]
 
     def iter_log(self, scope: str, *, after_commit: int = 0,
                  until_commit: int | None = None) -> Iterator[Record]:
@@ -650,85 +624,6 @@ class PostgresStore:
                         cursor.close()
         except psycopg.OperationalError as exc:
             raise self._lost(exc) from None
-
-    def events(self, scope: str, *, kind: Sequence[str] | None = None,
-               label: str | None = None, object_id: int | None = None,
-               since: float | None = None, until: float | None = None,
-               limit: int | None = None, newest_first: bool = False,
-               until_commit: int | None = None, exclude_forgotten: bool = False,
-               after_seq: int | None = None, before_seq: int | None = None
-               ) -> list[Event]:
-        query, args = events_query(
-            "%s", scope, EVENT_COLUMNS, "(data::jsonb ->> 'object')::bigint", kind=kind,
-            label=label, object_id=object_id, since=since, until=until, limit=limit,
-            newest_first=newest_first, until_commit=until_commit,
-            exclude_forgotten=exclude_forgotten, after_seq=after_seq,
-            before_seq=before_seq)
-        return [event_from_row(row) for row in self._execute(query, args)]
-
-    def observations(self, scope: str, *, object_id: int | None = None,
-                     rejected: bool | None = None, reason: str | None = None,
-                     key: str | None = None, limit: int | None = None,
-                     until_commit: int | None = None, after_seq: int | None = None
-                     ) -> list[Observation]:
-        query, args = observations_query(
-            "%s", scope, OBSERVATION_COLUMNS, object_id=object_id, rejected=rejected,
-            reason=reason, key=key, limit=limit, until_commit=until_commit,
-            after_seq=after_seq)
-        return [_observation(row) for row in self._execute(query, args)]
-
-    def merged_into(self, scope: str, object_id: int, *, until_commit: int | None = None
-                    ) -> int | None:
-        row = self._execute(
-            "SELECT object_id FROM events WHERE scope = %s AND kind = 'MERGED' AND "
-            "(data::jsonb ->> 'absorbed')::bigint = %s AND commit_id <= %s "
-            "ORDER BY seq DESC LIMIT 1",
-            (scope, object_id, MAX_ID if until_commit is None else until_commit)).fetchone()
-        return None if row is None else row[0]
-
-    def audit(self, scope: str, *, since: float | None = None, until: float | None = None,
-              actor: str | None = None, object_id: int | None = None,
-              kinds: Sequence[str] | None = None, recorded_since: float | None = None,
-              recorded_until: float | None = None, limit: int | None = None,
-              until_commit: int | None = None, after_commit: int | None = None
-              ) -> list[AuditEntry]:
-        query, args = audit_query(
-            "%s", scope, COMMIT_COLUMNS, since=since, until=until, actor=actor,
-            object_id=object_id, kinds=kinds, recorded_since=recorded_since,
-            recorded_until=recorded_until, limit=limit, until_commit=until_commit,
-            after_commit=after_commit)
-        with self.snapshot_read():
-            commits = [commit_from_row(row) for row in self._execute(query, args)]
-            if not commits:
-                return []
-            rows = self._execute(
-                f"SELECT {EVENT_COLUMNS} FROM events WHERE scope = %s AND commit_id >= %s AND "
-                "commit_id <= %s ORDER BY seq", (scope, commits[0].id, commits[-1].id))
-            return audit_entries(commits, map(event_from_row, rows), object_id)
-
-    def observation_meta(self, scope: str, after_commit: int, until_commit: int
-                         ) -> list[ObservationMeta]:
-        rows = self._execute(
-            "SELECT seq, commit_id, t, object_id, key FROM observations WHERE scope = %s AND "
-            "commit_id > %s AND commit_id <= %s ORDER BY seq", (scope, after_commit,
-                                                                until_commit))
-        return [ObservationMeta(*row) for row in rows]
-
-    def change_commits(self, scope: str, after_commit: int, until_commit: int,
-                       kinds: Sequence[str]) -> set[tuple[int, int]]:
-        rows = self._execute(
-            "SELECT object_id, commit_id FROM events WHERE scope = %s AND commit_id > %s AND "
-            "commit_id <= %s AND kind = ANY(%s)", (scope, after_commit, until_commit,
-                                                   list(kinds)))
-        return {(a, b) for a, b in rows}
-
-    def latest_checkpoint(self, scope: str, until_commit: int | None = None
-                          ) -> tuple[int, dict[str, Any]] | None:
-        row = self._execute(
-            "SELECT commit_id, state FROM checkpoints WHERE scope = %s AND commit_id <= %s "
-            "ORDER BY commit_id DESC LIMIT 1",
-            (scope, MAX_ID if until_commit is None else until_commit)).fetchone()
-        return None if row is None else (row[0], decode_checkpoint(row[1]))
 
     def feature_dim(self, scope: str) -> int | None:
         row = self._execute(

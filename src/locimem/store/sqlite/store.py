@@ -29,24 +29,17 @@ from locimem.errors import (
     SchemaVersionError,
 )
 from locimem.model import (
-    AuditEntry,
-    Commit,
-    Event,
     ObjectState,
     Observation,
-    ObservationMeta,
     Record,
     RejectionState,
     TombstoneState,
 )
 from locimem.store.base import RowChanges, checked_late_s, meta_late_s
 from locimem.store.sql import (
-    LATEST_SCAN,
     LOAD_BATCH,
-    audit_entries,
-    audit_query,
-    events_query,
-    observations_query,
+    Row,
+    SqlReads,
 )
 from locimem.store.sqlite import backup as _backup
 from locimem.store.sqlite import bulk, files
@@ -62,11 +55,8 @@ from locimem.store.sqlite.codec import (
     OBSERVATION_COLUMNS,
     UPDATE_MISSED,
     UPSERT_OBJECT,
-    commit_from_row,
-    decode_checkpoint,
     encode_checkpoint,
     encode_json,
-    event_from_row,
     object_row,
     objects_from_rows,
     observation_from_row,
@@ -98,6 +88,7 @@ _NOT_THE_FILE = ("SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_FULL", "SQLITE_IOERR",
                  "SQLITE_READONLY", "SQLITE_INTERRUPT", "SQLITE_NOMEM", "SQLITE_CANTOPEN",
                  "SQLITE_PERM", "SQLITE_AUTH", "SQLITE_PROTOCOL")
 _F = TypeVar("_F", bound=Callable[..., Any])
+_T = TypeVar("_T")
 
 
 def _damaged(store: SQLiteStore, exc: BaseException, scope: object = None
@@ -148,10 +139,11 @@ def _guarded_iter(store: SQLiteStore, records: Iterator[Any], scope: object
         raise error from exc
 
 
-class SQLiteStore:
+class SQLiteStore(SqlReads):
     """A locimem store in one SQLite file (or ``":memory:"`` for tests and scratch work).
 
-    Implements :class:`~locimem.store.base.Store`; besides it, ``conn`` (the connection),
+    Implements :class:`~locimem.store.base.Store` (the reads SQL answers alike on both
+    backends come from :class:`~locimem.store.sql.SqlReads`); besides it, ``conn`` (the connection),
     :meth:`atomic` (one write transaction on it), ``durable`` and ``backup_path`` (where the
     pre-migration copy went, if this open migrated the file) are SQLite's own.
     """
@@ -159,6 +151,8 @@ class SQLiteStore:
     late_s: float
     """How far a scan may trail another writer's (see the protocol): the file's ``late_s``
     (meta), 0 unless raised — one writer at a time, so by default a scan never trails."""
+    _p = "?"
+    _data_int = "json_extract(data, '$.{key}')"
 
     def __init__(self, path: str | os.PathLike[str], *, read_only: bool = False,
                  durable: bool = True, check: str = "quick",
@@ -419,37 +413,6 @@ class SQLiteStore:
         with self.atomic() as conn:
             bulk.insert_tables(conn, tables, meta or {})
 
-    @_reads
-    def latest_checkpoint(self, scope: str, until_commit: int | None = None
-                          ) -> tuple[int, dict[str, Any]] | None:
-        """(commit id, state snapshot) of the newest checkpoint at or before ``until_commit``."""
-        row = self.conn.execute(
-            "SELECT commit_id, state FROM checkpoints WHERE scope = ? AND commit_id <= ? "
-            "ORDER BY commit_id DESC LIMIT 1",
-            (scope, MAX_ID if until_commit is None else until_commit)).fetchone()
-        if row is None:
-            return None
-        return row[0], decode_checkpoint(row[1])
-
-    @_reads
-    def observation_meta(self, scope: str, after_commit: int, until_commit: int
-                         ) -> list[ObservationMeta]:
-        """Seq, commit, time, object and key of the observations in a commit range."""
-        rows = self.conn.execute(
-            "SELECT seq, commit_id, t, object_id, key FROM observations WHERE scope = ? AND "
-            "commit_id > ? AND commit_id <= ? ORDER BY seq", (scope, after_commit, until_commit))
-        return [ObservationMeta(*row) for row in rows]
-
-    @_reads
-    def change_commits(self, scope: str, after_commit: int, until_commit: int,
-                       kinds: Sequence[str]) -> set[tuple[int, int]]:
-        """(object id, commit id) pairs with an event of one of ``kinds`` in a commit range."""
-        rows = self.conn.execute(
-            f"SELECT object_id, commit_id FROM events WHERE scope = ? AND commit_id > ? AND "
-            f"commit_id <= ? AND kind IN ({', '.join('?' * len(kinds))})",
-            (scope, after_commit, until_commit, *kinds))
-        return {(a, b) for a, b in rows}
-
     @contextlib.contextmanager
     def write_turn(self, scope: str) -> Iterator[None]:
         """A writer's turn at ``scope``: nothing to take — the file has one writer (the
@@ -457,13 +420,6 @@ class SQLiteStore:
         if self.read_only:
             raise ReadOnly("this store was opened read-only")
         yield
-
-    @_reads
-    def head(self, scope: str) -> int:
-        """The id of ``scope``'s latest commit (0: none)."""
-        row = self.conn.execute("SELECT max(id) FROM commits WHERE scope = ?",
-                                (scope,)).fetchone()
-        return row[0] or 0
 
     @_reads
     def rows(self, table: str, scope: str, columns: Sequence[str]
@@ -501,19 +457,6 @@ class SQLiteStore:
             conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('late_s', ?)",
                          (repr(value),))
         self.late_s = value
-
-    @_reads
-    def latest_scan(self, scope: str, source: str) -> tuple[float, int] | None:
-        row = self.conn.execute(LATEST_SCAN.format(p="?"),
-                                 (scope, source, scope, source)).fetchone()
-        return None if row is None else (float(row[0]), int(row[1]))
-
-    @_reads
-    def last_commit_time(self, scope: str) -> float | None:
-        """The latest valid time of the scope's commits (its last commit's, unless the scope
-        came from a fleet, where a late scan may commit after a later one)."""
-        return self.conn.execute("SELECT max(t) FROM commits WHERE scope = ?",
-                                 (scope,)).fetchone()[0]
 
     @_reads
     def load_objects(self, scope: str) -> list[ObjectState]:
@@ -590,92 +533,12 @@ class SQLiteStore:
 
     # -- reading the record -------------------------------------------------------------------
     @_reads
-    def last_commit_at(self, scope: str, *, t: float | None = None,
-                       recorded: float | None = None) -> int | None:
-        """The id of the last commit with valid time <= ``t`` (or record time <= ``recorded``);
-        None if there is none."""
-        column, bound = ("t", t) if t is not None else ("recorded_at", recorded)
-        row = self.conn.execute(
-            f"SELECT max(id) FROM commits WHERE scope = ? AND {column} <= ?", (scope, bound)
-        ).fetchone()
-        return row[0]
+    def _read(self, scope: str | None, query: str, args: Sequence[Any],
+              decode: Callable[[Row], _T]) -> list[_T]:
+        return [decode(row) for row in self.conn.execute(query, args)]
 
-    @_reads
-    def events(
-        self, scope: str, *, kind: Sequence[str] | None = None, label: str | None = None,
-        object_id: int | None = None, since: float | None = None, until: float | None = None,
-        limit: int | None = None, newest_first: bool = False, until_commit: int | None = None,
-        exclude_forgotten: bool = False, after_seq: int | None = None,
-        before_seq: int | None = None,
-    ) -> list[Event]:
-        query, args = events_query(
-            "?", scope, EVENT_COLUMNS, "json_extract(data, '$.object')", kind=kind, label=label,
-            object_id=object_id, since=since, until=until, limit=limit,
-            newest_first=newest_first, until_commit=until_commit,
-            exclude_forgotten=exclude_forgotten, after_seq=after_seq,
-            before_seq=before_seq)
-        return [event_from_row(row) for row in self.conn.execute(query, args)]
-
-    @_reads
-    def observations(self, scope: str, *, object_id: int | None = None,
-                     rejected: bool | None = None, reason: str | None = None,
-                     key: str | None = None, limit: int | None = None,
-                     until_commit: int | None = None, after_seq: int | None = None
-                     ) -> list[Observation]:
-        query, args = observations_query(
-            "?", scope, OBSERVATION_COLUMNS, object_id=object_id, rejected=rejected,
-            reason=reason, key=key, limit=limit, until_commit=until_commit,
-            after_seq=after_seq)
-        return [observation_from_row(row) for row in self.conn.execute(query, args)]
-
-    @_reads
-    def merged_into(self, scope: str, object_id: int, *, until_commit: int | None = None
-                    ) -> int | None:
-        """The id that absorbed ``object_id`` in its latest MERGED event, if any."""
-        row = self.conn.execute(
-            "SELECT object_id FROM events WHERE scope = ? AND kind = 'MERGED' AND "
-            "json_extract(data, '$.absorbed') = ? AND commit_id <= ? ORDER BY seq DESC LIMIT 1",
-            (scope, object_id, MAX_ID if until_commit is None else until_commit)).fetchone()
-        return None if row is None else row[0]
-
-    @_reads
-    def audit(self, scope: str, *, since: float | None = None, until: float | None = None,
-              actor: str | None = None, object_id: int | None = None,
-              kinds: Sequence[str] | None = None, recorded_since: float | None = None,
-              recorded_until: float | None = None, limit: int | None = None,
-              until_commit: int | None = None, after_commit: int | None = None
-              ) -> list[AuditEntry]:
-        """Commits that changed something (every non-scan commit, and scans with events),
-        with their events, oldest first."""
-        query, args = audit_query(
-            "?", scope, COMMIT_COLUMNS, since=since, until=until, actor=actor,
-            object_id=object_id, kinds=kinds, recorded_since=recorded_since,
-            recorded_until=recorded_until, limit=limit, until_commit=until_commit,
-            after_commit=after_commit)
-        commits = [commit_from_row(row) for row in self.conn.execute(query, args)]
-        if not commits:
-            return []
-        rows = self.conn.execute(
-            f"SELECT {EVENT_COLUMNS} FROM events WHERE scope = ? AND commit_id >= ? AND "
-            "commit_id <= ? ORDER BY seq", (scope, commits[0].id, commits[-1].id))
-        return audit_entries(commits, map(event_from_row, rows), object_id)
-
-    @_reads
-    def commits(self, scope: str) -> list[Commit]:
-        return [
-            commit_from_row(row)
-            for row in self.conn.execute(
-                f"SELECT {COMMIT_COLUMNS} FROM commits WHERE scope = ? ORDER BY id", (scope,)
-            )
-        ]
-
-    @_reads
-    def count(self, table: str, scope: str) -> int:
-        if table not in ("commits", "observations", "events", "objects"):
-            raise InvalidInput(f"unknown table {table!r}")
-        return self.conn.execute(
-            f"SELECT count(*) FROM {table} WHERE scope = ?", (scope,)
-        ).fetchone()[0]
+    def _observation(self, row: Row) -> Observation:
+        return observation_from_row(row)
 
     @_reads
     def scopes(self) -> list[str]:

@@ -198,7 +198,9 @@ def feed(mem: ObjectMemory, plan: Iterable[PlannedScan], summary: IngestSummary,
 def _scans_scope(mem: ObjectMemory, map_epoch: str | None) -> str:
     """Where this run's scans are: a provisional epoch's own scope, else the memory's."""
     epoch = next((e for e in mem.map_epochs() if e.name == map_epoch), None)
-    return epoch.scope if epoch is not None and epoch.status == "provisional" else mem.scope
+    if epoch is not None and epoch.status == "provisional" and epoch.scope is not None:
+        return epoch.scope
+    return mem.scope
 
 
 class _Jumps:

@@ -40,6 +40,7 @@ from __future__ import annotations
 import bisect
 import json
 import math
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -349,7 +350,8 @@ class _Reader:
         if o.jump_m is None:
             return []
         start = self.scans[0].t if self.scans else -math.inf
-        out, since = [], {}
+        out: list[MapJump] = []
+        since: dict[str, float] = {}
         for jump in self.tf.split_jumps(o.map_frame, min_m=o.jump_m, min_deg=o.jump_deg):
             fix = jump.correction
             t_from = min(since.get(jump.child, start), jump.t_s)
@@ -586,7 +588,7 @@ def _check_options(options: BagOptions) -> None:
 
 
 @contextmanager
-def open_bag(path: str | Path, options: BagOptions | None = None
+def open_bag(path: str | os.PathLike[str], options: BagOptions | None = None
              ) -> Iterator[tuple[Iterator[PlannedScan], int, dict[str, Any]]]:
     """Open a rosbag2 recording (directory, ``.db3`` or ``.mcap``) and yield
     ``(planned scans in stamp order, number of scans, inputs used)``; the recording stays open

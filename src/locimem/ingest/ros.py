@@ -2,7 +2,8 @@
 
 Needs the ``ros`` extra (``rosbags``: reads rosbag2 without a ROS install). What is read:
 
-- **Detections**: ``vision_msgs/msg/Detection3DArray`` on ``detections_topic``. The array's
+- **Detections**: ``vision_msgs/msg/Detection3DArray`` on ``detections_topic`` (``"auto"``:
+  the bag's only Detection3DArray topic). The array's
   header stamp is the scan time (seconds). Each ``Detection3D`` gives the box centre pose and
   size (``bbox``), its best hypothesis (highest ``score``; ``class_id`` through an optional
   label map) and ``id`` as the perception track id. A detection's own ``header.frame_id``
@@ -38,9 +39,9 @@ Needs the ``ros`` extra (``rosbags``: reads rosbag2 without a ROS install). What
 from __future__ import annotations
 
 import bisect
-import json
 import math
 import os
+from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -49,13 +50,12 @@ from typing import Any
 
 import numpy as np
 
-from locimem.errors import InvalidInput, LocimemError
+from locimem.errors import InvalidInput
 from locimem.ingest.bagcheck import (
     check_definition,
     check_metadata,
     check_sqlite_files,
     read_messages,
-    seconds_text,
 )
 from locimem.ingest.feed import IngestError, MapJump, PlannedScan, Scan, SkipScan
 from locimem.ingest.frames import (
@@ -67,11 +67,33 @@ from locimem.ingest.frames import (
     camera_window,
     depth_to_metres,
 )
+from locimem.ingest.rosmsg import (
+    CAMERA_INFO_TYPE,
+    DETECTIONS_3D_TYPE,
+    DETECTIONS_TYPES,
+    IMAGE_TYPE,
+    TF_TYPE,
+    RawScan3D,
+    RosUnavailable,
+    cli_warning,
+    load_label_map,
+    message_where,
+    pick_topic,
+    preferred_root,
+    raw_scan_3d,
+    ros_typestore,
+    rosbags_module,
+    stamp_s,
+    stamp_text,
+    stamp_where,
+    vision_msgs_types,
+)
 from locimem.model import Camera, Detection
-from locimem.tracker.decide import OPTICAL_HINT
 
 __all__ = [
     "BagOptions",
+    "BagReader",
+    "CameraInfoSample",
     "RosUnavailable",
     "cli_warning",
     "load_label_map",
@@ -80,80 +102,19 @@ __all__ = [
     "vision_msgs_types",
 ]
 
-MSG_DIR = Path(__file__).resolve().parent / "msg"
-DETECTIONS_TYPE = "vision_msgs/msg/Detection3DArray"
-CAMERA_INFO_TYPE = "sensor_msgs/msg/CameraInfo"
-IMAGE_TYPE = "sensor_msgs/msg/Image"
-TF_TYPE = "tf2_msgs/msg/TFMessage"
-
-
-class RosUnavailable(LocimemError):
-    """The ``ros`` extra (``rosbags``) is not installed."""
-
-
-def _rosbags() -> Any:
-    try:
-        import rosbags.highlevel
-        import rosbags.typesys
-    except ImportError:
-        raise RosUnavailable('reading ROS 2 recordings needs rosbags: '
-                             'pip install "locimem[ros]"') from None
-    return rosbags
-
-
-def vision_msgs_types() -> dict[str, Any]:
-    """The ``vision_msgs`` (ROS 2, 4.x) message types locimem reads, parsed from the ``.msg``
-    files shipped in the package, ready for ``Typestore.register``."""
-    typesys = _rosbags().typesys
-    types: dict[str, Any] = {}
-    for path in sorted(MSG_DIR.glob("*/msg/*.msg")):
-        name = f"{path.parent.parent.name}/msg/{path.stem}"
-        types.update(typesys.get_types_from_msg(path.read_text(encoding="utf-8"), name))
-    return types
-
-
-def ros_typestore() -> Any:
-    """A rosbags typestore with ROS 2 Humble's standard messages and the vision_msgs types
-    (for bags that carry no definitions, and for writing test bags)."""
-    typesys = _rosbags().typesys
-    store = typesys.get_typestore(typesys.Stores.ROS2_HUMBLE)
-    store.register(vision_msgs_types())
-    return store
-
-
-def load_label_map(path: str | Path) -> dict[str, str]:
-    """A map from numeric class ids to labels: a ``.json`` object (``{"0": "person", ...}``)
-    or a text file with one label per line, line *n* (from 0) naming class id ``n``."""
-    from locimem.files import MIB, read_regular
-
-    path = Path(path)
-    try:
-        text = read_regular(path, "the label map", 64 * MIB,
-                            "expected a .json or text file of labels").decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidInput(f"cannot read label map {path}: {exc}") from None
-    if path.suffix.lower() == ".json":
-        try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InvalidInput(f"label map {path} is not valid JSON: {exc.msg} "
-                               f"(line {exc.lineno})") from None
-        except RecursionError:  # json recurses once a nesting level
-            raise InvalidInput(f"label map {path} nests too deeply: expected a flat JSON "
-                               'object of class id -> label, like {"41": "cup"}') from None
-        if not isinstance(doc, dict) or not all(isinstance(v, str) for v in doc.values()):
-            raise InvalidInput(f"label map {path} must be a JSON object of class id -> label, "
-                               'like {"41": "cup"}')
-        return {str(k): v for k, v in doc.items()}
-    return {str(i): line.strip() for i, line in enumerate(text.splitlines()) if line.strip()}
-
+STREAM_WAIT_S = 1.0
+"""Pass 2 streams several topics (depth, masks) in record order: a scan waits for a
+message on each until every stream has passed its window, or one is this far past it."""
 
 @dataclass(frozen=True)
 class BagOptions:
     """How to read a recording. Topics: ``"auto"`` picks the only topic of the right type
-    (for depth: the only Image topic with ``depth`` in its name), ``None`` reads none."""
+    (for detections: a Detection3DArray or a Detection2DArray; for depth: the only Image
+    topic with ``depth`` in its name; for masks: the only Image topic with ``mask`` in its
+    name), ``None`` reads none. ``masks_topic`` and ``min_pixels`` concern 2D detections
+    only (see :mod:`locimem.ingest.ros2d`)."""
 
-    detections_topic: str = "/detections"
+    detections_topic: str = "auto"
     map_frame: str = "map"
     camera_info_topic: str | None = "auto"
     depth_topic: str | None = "auto"
@@ -166,154 +127,60 @@ class BagOptions:
     tf_static_topic: str = "/tf_static"
     jump_m: float | None = 0.05  # None: no map jumps (tf interpolated across every step)
     jump_deg: float = 1.0
-
-
-def _stamp(header: Any, where: str, field: str = "header") -> float:
-    """A header's stamp in seconds; a nanosec outside 0..999999999 (a broken recorder: read
-    as is it would shift the time) is an :class:`IngestError` at ``where``."""
-    sec, nanosec = int(header.stamp.sec), int(header.stamp.nanosec)
-    if not 0 <= nanosec < 1_000_000_000:
-        raise IngestError(where, f"{field}.stamp.nanosec is {nanosec}, expected 0 to "
-                          "999999999 (whole seconds belong in stamp.sec): a malformed stamp; "
-                          "fix the recorder or the node that published it")
-    return sec + nanosec * 1e-9
-
-
-def _message_where(path: Path, topic: str, index: int, recorded_ns: int) -> str:
-    """A message as errors name it: the file, the topic, its index on the topic (from 0) and
-    the time it was recorded (the bag's own clock, not the header stamp)."""
-    return f"{path}: {topic} message {index} (recorded at {seconds_text(recorded_ns)} s)"
-
-
-def _stamp_text(header: Any) -> str:
-    """The stamp as ROS prints it, exact: ``sec.nanosec`` seconds."""
-    return f"{int(header.stamp.sec)}.{int(header.stamp.nanosec):09d}"
-
-
-def _where(topic: str, header: Any) -> str:
-    return f"{topic} stamp {_stamp_text(header)} s"
+    masks_topic: str | None = "auto"
+    min_pixels: int = 16
 
 
 @dataclass(frozen=True, slots=True)
-class _RawDetection:
-    frame: str
-    hypotheses: tuple[tuple[str, float], ...]
-    center: tuple[float, float, float]
-    orientation: tuple[float, float, float, float]  # w, x, y, z
-    size: tuple[float, float, float]
-    track_id: str
+class CameraInfoSample:
+    """One ``CameraInfo`` message, as the readers keep it."""
 
-
-@dataclass(frozen=True, slots=True)
-class _RawScan:
-    t: float
-    order: int
-    where: str
-    detections: tuple[_RawDetection, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class _CameraInfo:
     t: float
     frame: str
     window: CameraWindow
     width: int
     height: int
+    k: tuple[float, ...]
 
 
-def _hypotheses(results: Any) -> tuple[tuple[str, float], ...]:
-    out = []
-    for r in results:
-        hyp = getattr(r, "hypothesis", None)
-        if hyp is not None:  # vision_msgs >= 4 (Humble)
-            out.append((str(hyp.class_id), float(hyp.score)))
-        else:  # vision_msgs 3 (Foxy): ObjectHypothesisWithPose{id, score, pose}
-            out.append((str(r.id), float(r.score)))
-    return tuple(out)
+class BagReader(ABC):
+    """One open recording: pass 1 (tf, camera info, detections) done on construction, pass 2
+    (the image topics, streamed once) by :meth:`plan`. A subclass reads one kind of
+    detections: :class:`Reader3D` here, :class:`~locimem.ingest.ros2d.Reader2D`."""
 
+    detections_type = DETECTIONS_3D_TYPE
 
-def _raw_scan(msg: Any, order: int, topic: str, where: str) -> _RawScan:
-    t = _stamp(msg.header, where)
-    array_frame = str(msg.header.frame_id)
-    dets = []
-    for d in msg.detections:
-        c = d.bbox.center
-        q = c.orientation
-        dets.append(_RawDetection(
-            frame=str(d.header.frame_id) or array_frame,
-            hypotheses=_hypotheses(d.results),
-            center=(float(c.position.x), float(c.position.y), float(c.position.z)),
-            orientation=(float(q.w), float(q.x), float(q.y), float(q.z)),
-            size=(float(d.bbox.size.x), float(d.bbox.size.y), float(d.bbox.size.z)),
-            # vision_msgs >= 4: ``id``; 3 (Foxy): ``tracking_id``
-            track_id=str(getattr(d, "id", None) or getattr(d, "tracking_id", "") or ""),
-        ))
-    return _RawScan(t, order, _where(topic, msg.header), tuple(dets))
-
-
-def _pick_topic(topics: dict[str, Any], wanted: str | None, msgtype: str, what: str,
-                option: str, name_hint: str | None = None) -> str | None:
-    if wanted is None:
-        return None
-    if wanted != "auto":
-        info = topics.get(wanted)
-        if info is None:
-            raise IngestError("bag", f"no topic {wanted!r} ({option}); it has "
-                              f"{sorted(topics)}")
-        if info.msgtype != msgtype:
-            raise IngestError("bag", f"topic {wanted!r} is {info.msgtype}, not {msgtype}")
-        return wanted
-    found = sorted(t for t, info in topics.items()  # auto: topics that hold messages
-                   if info.msgtype == msgtype and info.msgcount > 0
-                   and (name_hint is None or name_hint in t))
-    if len(found) > 1:
-        raise IngestError("bag", f"several {what} topics {found}: choose one with {option}")
-    return found[0] if found else None
-
-
-class _Reader:
-    """One open recording: pass 1 (tf, camera info, detections) done on construction."""
-
-    def __init__(self, reader: Any, path: Path, options: BagOptions) -> None:
+    def __init__(self, reader: Any, path: Path, options: BagOptions, det_topic: str) -> None:
         self.reader = reader
         self.path = path
         self.options = options
+        self.det_topic = det_topic
         topics = reader.topics
-        det_topic = options.detections_topic
-        if det_topic not in topics or topics[det_topic].msgtype != DETECTIONS_TYPE:
-            have = sorted(t for t, i in topics.items() if i.msgtype == DETECTIONS_TYPE)
-            listed = ", ".join(f"{t} ({i.msgtype})" for t, i in sorted(topics.items()))
-            raise IngestError("bag", f"no {DETECTIONS_TYPE} topic {det_topic!r} "
-                              f"(--detections); Detection3DArray topics in the bag: {have}; "
-                              f"its topics: {listed or 'none'}")
-        self.info_topic = _pick_topic(topics, options.camera_info_topic, CAMERA_INFO_TYPE,
-                                      "CameraInfo", "--camera-info")
-        self.depth_topic = _pick_topic(topics, options.depth_topic, IMAGE_TYPE,
-                                       "depth Image", "--depth",
-                                       name_hint="depth" if options.depth_topic == "auto"
-                                       else None)
-        if self.depth_topic is not None and self.info_topic is None:
-            raise IngestError("bag", f"depth topic {self.depth_topic!r} needs a camera info "
-                              "topic (--camera-info) for its intrinsics")
+        self.info_topic = pick_topic(topics, options.camera_info_topic, CAMERA_INFO_TYPE,
+                                     "CameraInfo", "--camera-info")
+        self.depth_topic = pick_topic(topics, options.depth_topic, IMAGE_TYPE,
+                                      "depth Image", "--depth",
+                                      name_hint="depth" if options.depth_topic == "auto"
+                                      else None)
+        self._check_topics(topics)
         self.tf = TfBuffer()
-        self.infos: list[_CameraInfo] = []
-        self.scans: list[_RawScan] = []
+        self.infos: list[CameraInfoSample] = []
+        self.scans: list[Any] = []
         wanted = {det_topic, options.tf_topic, options.tf_static_topic}
         if self.info_topic:
             wanted.add(self.info_topic)
-        read = wanted if self.depth_topic is None else wanted | {self.depth_topic}
-        check_metadata(reader, read, path)
+        check_metadata(reader, wanted | set(self.streams), path)
         conns = [c for c in reader.connections if c.topic in wanted
                  and (c.topic in (det_topic, self.info_topic) or c.msgtype == TF_TYPE)]
-        depth_conns = [c for c in reader.connections if c.topic == self.depth_topic]
-        self._check_definitions(conns + depth_conns)
+        stream_conns = [c for c in reader.connections if c.topic in self.streams]
+        self._check_definitions(conns + stream_conns)
         seen: dict[str, int] = {}
         for order, (conn, ns, raw) in enumerate(read_messages(reader, conns, path)):
             index = seen[conn.topic] = seen.get(conn.topic, -1) + 1
-            where = _message_where(path, conn.topic, index, ns)
+            where = message_where(path, conn.topic, index, ns)
             msg = self._decode(raw, conn.msgtype, where)
             if conn.topic == det_topic:
-                self.scans.append(_raw_scan(msg, order, det_topic, where))
+                self.scans.append(self._raw_scan(msg, order, where))
             elif conn.topic == self.info_topic:
                 self._add_info(msg, conn.topic, where)
             else:
@@ -334,7 +201,8 @@ class _Reader:
         self.has_static_tf = any(c.topic == options.tf_static_topic and c.msgcount > 0
                                  for c in reader.connections)
         self.inputs = {
-            "path": str(path), "detections": det_topic, "map_frame": options.map_frame,
+            "path": str(path), "detections": det_topic,
+            "detections_type": self.detections_type, "map_frame": options.map_frame,
             "camera_info": self.info_topic, "depth": self.depth_topic,
             "camera_frame": self._camera_frame(self.infos[0]) if self.infos else None,
             "optical": self._optical(self._camera_frame(self.infos[0])) if self.infos else None,
@@ -343,6 +211,25 @@ class _Reader:
                            "quaternion": list(j.correction[1])} for j in self.jumps],
             "topics": {t: f"{i.msgtype} ({i.msgcount})" for t, i in sorted(topics.items())},
         }
+
+    # -- what a kind of detections reads --------------------------------------------------
+    @property
+    def streams(self) -> tuple[str, ...]:
+        """The image topics streamed in pass 2, each paired with the scans by stamp."""
+        return () if self.depth_topic is None else (self.depth_topic,)
+
+    def _check_topics(self, topics: dict[str, Any]) -> None:
+        if self.depth_topic is not None and self.info_topic is None:
+            raise IngestError("bag", f"depth topic {self.depth_topic!r} needs a camera info "
+                              "topic (--camera-info) for its intrinsics")
+
+    @abstractmethod
+    def _raw_scan(self, msg: Any, order: int, where: str) -> Any:
+        """A detections message as plain values (an object with ``t``, ``order``, ``where``)."""
+
+    @abstractmethod
+    def _build(self, raw: Any, paired: dict[str, Any], where: str) -> Scan:
+        """The scan of ``raw``, given the message ``paired`` on each stream (or None)."""
 
     def _map_jumps(self) -> list[MapJump]:
         """The map frame's jumps (see the module's text), each with the stretch it corrects."""
@@ -379,24 +266,24 @@ class _Reader:
 
     def _add_tf(self, msg: Any, topic: str, where: str, static: bool) -> None:
         for i, tr in enumerate(msg.transforms):
-            t = _stamp(tr.header, where, f"transforms[{i}].header")
+            t = stamp_s(tr.header, where, f"transforms[{i}].header")
             a, r = tr.transform.translation, tr.transform.rotation
             try:
                 self.tf.add(str(tr.header.frame_id), str(tr.child_frame_id), t,
                             Transform((a.x, a.y, a.z), (r.w, r.x, r.y, r.z)), static=static)
             except InvalidInput as exc:
-                raise IngestError(_where(topic, tr.header), str(exc)) from None
+                raise IngestError(stamp_where(topic, tr.header), str(exc)) from None
 
     def _add_info(self, msg: Any, topic: str, where: str) -> None:
-        t = _stamp(msg.header, where)
+        t = stamp_s(msg.header, where)
         try:
             window = camera_window(list(msg.k), int(msg.width), int(msg.height))
         except InvalidInput as exc:
-            raise IngestError(_where(topic, msg.header), str(exc)) from None
-        self.infos.append(_CameraInfo(t, str(msg.header.frame_id), window, int(msg.width),
-                                      int(msg.height)))
+            raise IngestError(stamp_where(topic, msg.header), str(exc)) from None
+        self.infos.append(CameraInfoSample(t, str(msg.header.frame_id), window, int(msg.width),
+                                           int(msg.height), tuple(float(v) for v in msg.k)))
 
-    def _camera_frame(self, info: _CameraInfo) -> str:
+    def _camera_frame(self, info: CameraInfoSample) -> str:
         return (self.options.camera_frame or info.frame).lstrip("/")
 
     def _optical(self, frame: str) -> bool:
@@ -404,45 +291,58 @@ class _Reader:
             return frame.endswith("_optical_frame")
         return self.options.optical
 
-    def _info_at(self, t: float) -> _CameraInfo:
+    def _info_at(self, t: float) -> CameraInfoSample:
         i = bisect.bisect_right(self.info_times, t)
         return self.infos[i - 1] if i > 0 else self.infos[0]
 
+
     # -- planning -----------------------------------------------------------------------------
     def plan(self) -> Iterator[PlannedScan]:
-        if self.depth_topic is None:
+        """The scans in stamp order, each with the message of each stream nearest its stamp
+        within the depth tolerance (None when there is none)."""
+        if not self.streams:
             for raw in self.scans:
-                yield self._planned(raw, None, False)
+                yield self._planned(raw, {})
             return
-        yield from self._plan_with_depth()
+        yield from self._plan_streams()
 
-    def _plan_with_depth(self) -> Iterator[PlannedScan]:
-        """Stream the depth topic once, giving each scan the image nearest its stamp within
-        the tolerance; a scan is released once no later image can be nearer."""
+    def _plan_streams(self) -> Iterator[PlannedScan]:
+        """Stream the image topics once, giving each scan the message nearest its stamp on
+        each within the tolerance; a scan is released once no later message can be nearer
+        (every stream past its window, or one :data:`STREAM_WAIT_S` past it)."""
         tol = self.options.depth_tolerance_s
         ts = [s.t for s in self.scans]
-        best: dict[int, tuple[float, Any]] = {}
+        best: dict[tuple[int, str], tuple[float, Any]] = {}
+        latest = dict.fromkeys(self.streams, -math.inf)
         i, n = 0, len(ts)
-        conns = [c for c in self.reader.connections if c.topic == self.depth_topic]
-        for k, (conn, ns, raw) in enumerate(read_messages(self.reader, conns, self.path)):
-            where = _message_where(self.path, conn.topic, k, ns)
+        conns = [c for c in self.reader.connections if c.topic in self.streams]
+        seen: dict[str, int] = {}
+        for conn, ns, raw in read_messages(self.reader, conns, self.path):
+            k = seen[conn.topic] = seen.get(conn.topic, -1) + 1
+            where = message_where(self.path, conn.topic, k, ns)
             msg = self._decode(raw, conn.msgtype, where)
-            s = _stamp(msg.header, where)
+            s = stamp_s(msg.header, where)
+            latest[conn.topic] = max(latest[conn.topic], s)
             for j in range(max(i, bisect.bisect_left(ts, s - tol)),
                            bisect.bisect_right(ts, s + tol)):
                 dt = abs(ts[j] - s)
-                if j not in best or dt < best[j][0]:
-                    best[j] = (dt, msg)
-            while i < n and ts[i] + tol < s:
-                yield self._planned(self.scans[i], best.pop(i, (0.0, None))[1], True)
+                key = (j, conn.topic)
+                if key not in best or dt < best[key][0]:
+                    best[key] = (dt, msg)
+            slowest, fastest = min(latest.values()), max(latest.values())
+            while i < n and (ts[i] + tol < slowest or ts[i] + tol + STREAM_WAIT_S < fastest):
+                yield self._planned(self.scans[i], self._take(best, i))
                 i += 1
         while i < n:
-            yield self._planned(self.scans[i], best.pop(i, (0.0, None))[1], True)
+            yield self._planned(self.scans[i], self._take(best, i))
             i += 1
 
-    def _planned(self, raw: _RawScan, depth_msg: Any, want_depth: bool) -> PlannedScan:
+    def _take(self, best: dict[tuple[int, str], tuple[float, Any]], i: int) -> dict[str, Any]:
+        return {topic: best.pop((i, topic), (0.0, None))[1] for topic in self.streams}
+
+    def _planned(self, raw: Any, paired: dict[str, Any]) -> PlannedScan:
         where = raw.where
-        return PlannedScan(raw.t, where, lambda: self._build(raw, depth_msg, want_depth, where))
+        return PlannedScan(raw.t, where, lambda: self._build(raw, paired, where))
 
     # -- building one scan --------------------------------------------------------------------
     def _lookup(self, frame: str, t: float, where: str, role: str = "detections") -> Transform:
@@ -469,7 +369,7 @@ class _Reader:
         what = "the camera's frame" if role == "camera" else "the detections' frame"
         known = frame.lstrip("/") in frames
         if target not in frames and (known or not roots):
-            fix = (f"pass --map-frame {_preferred_root(roots)}" if roots
+            fix = (f"pass --map-frame {preferred_root(roots)}" if roots
                    else "the bag has no tf data")
             return f"the bag's tf has no frame {target!r} (its frames: {listed}): {fix}"
         if not known:
@@ -483,8 +383,20 @@ class _Reader:
         return ("the transform's samples do not cover the scan's stamp (tf started later or "
                 f"stopped earlier than the detections){camera}")
 
-    def _build(self, raw: _RawScan, depth_msg: Any, want_depth: bool, where: str) -> Scan:
+
+
+class Reader3D(BagReader):
+    """``vision_msgs/msg/Detection3DArray`` detections, in any tf frame."""
+
+    detections_type = DETECTIONS_3D_TYPE
+
+    def _raw_scan(self, msg: Any, order: int, where: str) -> RawScan3D:
+        return raw_scan_3d(msg, order, self.det_topic, where)
+
+    def _build(self, raw: RawScan3D, paired: dict[str, Any], where: str) -> Scan:
         t = raw.t
+        depth_msg = paired.get(self.depth_topic) if self.depth_topic else None
+        want_depth = self.depth_topic is not None
         to_map: dict[str, Transform] = {}
         dets: list[Detection] = []
         dropped: dict[str, int] = {}
@@ -536,8 +448,8 @@ class _Reader:
         except InvalidInput as exc:
             raise IngestError(where, f"camera: {exc}") from None
 
-    def _depth(self, msg: Any, info: _CameraInfo, frame: str, where: str) -> np.ndarray:
-        dwhere = f"{where} (depth image stamp {_stamp_text(msg.header)} s)"
+    def _depth(self, msg: Any, info: CameraInfoSample, frame: str, where: str) -> np.ndarray:
+        dwhere = f"{where} (depth image stamp {stamp_text(msg.header)} s)"
         dframe = str(msg.header.frame_id).lstrip("/")
         if dframe and dframe != frame:
             raise IngestError(dwhere, f"depth image is in frame {dframe!r}, the camera in "
@@ -553,26 +465,6 @@ class _Reader:
             raise IngestError(dwhere, str(exc)) from None
 
 
-def cli_warning(warning: str) -> str:
-    """A scan's warning in the command line's terms: the camera an ingest builds is fixed by
-    its flags, not by ``Camera(frame=...)``.
-
-    >>> cli_warning("3 of 4 detections lie outside the camera's field of view: check the "
-    ...             "camera pose and its frame (" + OPTICAL_HINT + ")")[-70:]
-    'frame (--optical yes|no: is it an optical frame; --camera-frame FRAME)'
-    """
-    return warning.replace(OPTICAL_HINT, "--optical yes|no: is it an optical frame; "
-                                         "--camera-frame FRAME")
-
-
-def _preferred_root(roots: list[str]) -> str:
-    """The tf root a memory most likely lives in: ``map``, ``world``, ``odom`` first."""
-    for name in ("map", "world", "odom"):
-        if name in roots:
-            return name
-    return roots[0]
-
-
 def _check_options(options: BagOptions) -> None:
     if not options.map_frame.strip("/"):
         raise InvalidInput("map frame must be a non-empty frame name")
@@ -582,6 +474,9 @@ def _check_options(options: BagOptions) -> None:
         raise InvalidInput(f"depth tolerance must be >= 0 s, got {options.depth_tolerance_s}")
     if options.jump_m is not None and not (math.isfinite(options.jump_m) and options.jump_m > 0):
         raise InvalidInput(f"a map jump must be > 0 metres, got {options.jump_m}")
+    if isinstance(options.min_pixels, bool) or not isinstance(options.min_pixels, int) \
+            or options.min_pixels < 1:
+        raise InvalidInput(f"min_pixels must be an integer >= 1, got {options.min_pixels!r}")
     if not (math.isfinite(options.jump_deg) and 0 < options.jump_deg <= 180):
         raise InvalidInput(f"a map jump's turn must be > 0 and <= 180 degrees, got "
                            f"{options.jump_deg}")
@@ -595,7 +490,7 @@ def open_bag(path: str | os.PathLike[str], options: BagOptions | None = None
     while the scans are consumed."""
     options = options or BagOptions()
     _check_options(options)
-    rb = _rosbags()
+    rb = rosbags_module()
     path = Path(path)
     if not path.exists():
         raise InvalidInput(f"no such recording: {path}")
@@ -613,7 +508,39 @@ def open_bag(path: str | os.PathLike[str], options: BagOptions | None = None
         if missing:  # connections without embedded definitions (older recorders)
             reader.typestore.register({k: v for k, v in fallback.fielddefs.items()
                                        if k not in reader.typestore.fielddefs})
-        bag = _Reader(reader, path, options)
+        bag = _reader_for(reader, path, options)
         yield bag.plan(), len(bag.scans), bag.inputs
     finally:
         reader.close()
+
+
+def _reader_for(reader: Any, path: Path, options: BagOptions) -> BagReader:
+    """The reader of the detections topic's kind."""
+    topic, _ = _detections_topic(reader.topics, options.detections_topic)
+    return Reader3D(reader, path, options, topic)
+
+
+def _detections_topic(topics: dict[str, Any], wanted: str) -> tuple[str, str]:
+    """``(topic, message type)`` of the detections: ``wanted``, or with ``"auto"`` the only
+    Detection3DArray or Detection2DArray topic (the only one holding messages, if several)."""
+    listed = ", ".join(f"{t} ({i.msgtype})" for t, i in sorted(topics.items())) or "none"
+    of_type = sorted(t for t, i in topics.items() if i.msgtype in DETECTIONS_TYPES)
+    if wanted == "auto":
+        found = of_type if len(of_type) <= 1 else [t for t in of_type
+                                                   if topics[t].msgcount > 0]
+        if len(found) > 1:
+            raise IngestError("bag", f"several detection topics {found}: choose one with "
+                              "--detections TOPIC")
+        if not found:
+            raise IngestError("bag", "no vision_msgs/msg/Detection3DArray or Detection2DArray "
+                              f"topic (--detections); its topics: {listed}")
+        return found[0], topics[found[0]].msgtype
+    info = topics.get(wanted)
+    if info is None or info.msgtype not in DETECTIONS_TYPES:
+        have = {kind: [t for t in of_type if topics[t].msgtype == f"vision_msgs/msg/{kind}"]
+                for kind in ("Detection3DArray", "Detection2DArray")}
+        raise IngestError("bag", f"no {DETECTIONS_3D_TYPE} or Detection2DArray topic "
+                          f"{wanted!r} (--detections); Detection3DArray topics in the bag: "
+                          f"{have['Detection3DArray']}; Detection2DArray topics: "
+                          f"{have['Detection2DArray']}; its topics: {listed}")
+    return wanted, info.msgtype

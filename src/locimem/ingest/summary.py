@@ -90,7 +90,7 @@ class IngestSummary:
             if topics:
                 lines.append("  its topics: " + ", ".join(f"{t} {k}" for t, k in topics.items()))
                 lines.append("  pass --detections TOPIC to read another "
-                             "vision_msgs/msg/Detection3DArray topic")
+                             "vision_msgs/msg/Detection3DArray or Detection2DArray topic")
             return lines
         lines = [f"none of the {self.scans_read} scans of {self.source_path} could be "
                  "ingested:"]

@@ -72,6 +72,7 @@ class Scan:
     detections: list[Detection]
     camera: Camera | None = None
     dropped: dict[str, int] = field(default_factory=dict)  # detections left out, by reason
+    warnings: tuple[str, ...] = ()  # the reader's own (a missing mask), counted like observe's
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,6 +258,7 @@ def _feed(mem: ObjectMemory, plan: Iterable[PlannedScan], summary: IngestSummary
         last_t = planned.t
         if resume_t is not None and planned.t < resume_t:
             summary.scans_resumed += 1
+            summary.took()
             continue
         try:
             scan = planned.build()
@@ -270,6 +272,7 @@ def _feed(mem: ObjectMemory, plan: Iterable[PlannedScan], summary: IngestSummary
         if resume_t is not None and planned.t == resume_t and held_at_resume > 0:
             held_at_resume -= 1
             summary.scans_resumed += 1
+            summary.took()
             continue
         with writes.writing():  # the scan and its tally, whole, before a Ctrl-C
             jumps.due(scan.t)
@@ -279,10 +282,11 @@ def _feed(mem: ObjectMemory, plan: Iterable[PlannedScan], summary: IngestSummary
             except InvalidInput as exc:
                 raise IngestError(planned.where, str(exc)) from None
             summary.scans_ingested += 1
+            summary.took()
             summary.detections += len(scan.detections)
             for reason, n in scan.dropped.items():
                 summary.drop(reason, n)
-            for warning in result.warnings:
+            for warning in (*scan.warnings, *result.warnings):
                 if summary.warn(warning_text(warning)):
                     note(f"warning: {planned.where}: {warning_text(warning)} (further scans "
                          "with this warning are counted in the summary)", stream)

@@ -171,6 +171,9 @@ class IngestSummary:
                 f"camera {i['camera_info']} (frame {i['camera_frame']}"
                 f"{', optical' if i.get('optical') else ''})")
             depth = f", depth {i['depth']}" if i.get("depth") else ""
+            if i.get("detections_type", "").endswith("Detection2DArray"):
+                masks = f"masks {i['masks']}" if i.get("masks") else "no masks"
+                depth += f", {masks} (2D detections, lifted)"
             out.append(f"  read {i['detections']} into frame {i['map_frame']}; {cam}{depth}")
         if self.scans_resumed:
             out.append(f"  {self.scans_resumed} scans already in the store from source "

@@ -9,9 +9,10 @@ every scan is ingested exactly once (see :mod:`locimem.ingest.feed`).
   and depth units (pure maths).
 - :mod:`locimem.ingest.ros`: rosbag2 directories, ``.db3`` and ``.mcap`` files, with
   ``Detection3DArray`` detections; :mod:`locimem.ingest.ros2d`: ``Detection2DArray`` ones,
-  lifted with the depth image; :mod:`locimem.ingest.rosmsg`: the message types, stamps and
-  topic choice they share; :mod:`locimem.ingest.rosframe`: one frame of live ROS messages
-  (a node's callback) to what ``observe`` takes.
+  lifted with the depth image; :mod:`locimem.ingest.rosbag`: the reader both build on;
+  :mod:`locimem.ingest.rosmsg`: the message types, stamps and topic choice they share;
+  :mod:`locimem.ingest.rosframe`: one frame of live ROS messages (a node's callback) to
+  what ``observe`` takes.
 - :mod:`locimem.ingest.jsonl`: the JSON-lines format (one scan per line).
 - :mod:`locimem.ingest.feed`: resume, skip, observe, count.
 """

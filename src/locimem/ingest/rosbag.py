@@ -287,8 +287,10 @@ class BagReader(ABC):
     # -- building one scan --------------------------------------------------------------------
     def _lookup(self, frame: str, t: float, where: str, role: str = "detections") -> Transform:
         if not frame:
-            raise IngestError(where, "a detection has no frame_id (neither its own header "
-                              "nor the array's)")
+            what = ("the camera info has no frame_id: pass --camera-frame FRAME"
+                    if role == "camera" else
+                    "a detection has no frame_id (neither its own header nor the array's)")
+            raise IngestError(where, what)
         try:
             return self.tf.lookup(self.options.map_frame, frame, t)
         except TransformUnavailable as exc:

@@ -229,9 +229,10 @@ def test_a_truncated_depth_image_is_a_typed_error(run, tmp_path):
 
 def test_topics_are_checked_by_name_and_type(run, tmp_path):
     bag = write_bag(tmp_path / "run", run)
-    with pytest.raises(IngestError, match=r"no vision_msgs/msg/Detection3DArray topic "
-                       r"'/objects' \(--detections\); Detection3DArray topics in the bag: "
-                       r"\['/detections'\]"):
+    with pytest.raises(IngestError, match=r"no vision_msgs/msg/Detection3DArray or "
+                       r"Detection2DArray topic '/objects' \(--detections\); "
+                       r"Detection3DArray topics in the bag: \['/detections'\]; "
+                       r"Detection2DArray topics: \[\]"):
         ingest(bag, tmp_path / "a.loci", bag_options=BagOptions(detections_topic="/objects"))
     with pytest.raises(IngestError, match=r"topic '/tf' is tf2_msgs/msg/TFMessage, not "
                        r"sensor_msgs/msg/Image"):
@@ -269,7 +270,8 @@ def test_cli_ingest_json_summary_and_resume(run, api, tmp_path):
     bad = subprocess.run([sys.executable, "-m", "locimem", "ingest", str(bag), str(store),
                           "--detections", "/nope"], capture_output=True, text=True, check=False)
     assert bad.returncode == 2
-    assert bad.stderr.startswith("error: bag: no vision_msgs/msg/Detection3DArray topic '/nope'")
+    assert bad.stderr.startswith("error: bag: no vision_msgs/msg/Detection3DArray or "
+                                 "Detection2DArray topic '/nope'")
     assert len(bad.stderr.splitlines()) == 1
 
 

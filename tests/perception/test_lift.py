@@ -173,6 +173,24 @@ def test_a_box_over_no_return_pixels_is_skipped_with_its_reason():
     assert all(reason.startswith("no depth: 0 of ") for _, reason in lifted.skipped)
 
 
+def test_no_object_from_background_depth():
+    """A dark cube gives no return; its box's margin shows the wall behind it. Without a mask
+    that margin must not become the cube: the box is refused, and nothing lies on the wall."""
+    pos = (0.0, 0.0, 0.7)
+    _, q, depth, which = scene(pos, floor=None)
+    depth = np.where(which == 0, 0.0, depth).astype(np.float32)  # the cube: no return
+    x0, y0, x1, y1 = box_of(K, pos, q, *CUBE)
+    loose = Box2D(x0 - 25, y0 - 25, x1 + 25, y1 + 25, "box", 0.9)  # margin: the wall at 4 m
+    lifted = lift_frame([loose], depth, K, pos, q)
+    assert lifted.detections == [] and lifted.indices == []
+    ((index, reason),) = lifted.skipped
+    assert index == 0 and reason.startswith("background depth only: 0 of ")
+    assert not any(d.center[0] > 3.5 for d in lifted.detections)  # nothing on the wall
+    # with the cube's depth back, the same box lifts onto the cube, not the wall
+    (det,) = lift_frame([loose], scene(pos, floor=None)[2], K, pos, q).detections
+    assert det.center[0] == pytest.approx(2.2, abs=0.05)
+
+
 def test_a_box_beyond_the_range_and_a_tiny_one_are_skipped():
     pos = (0.0, 0.0, 0.7)
     _, q, depth, _ = scene(pos, floor=None, wall_x=14.0)

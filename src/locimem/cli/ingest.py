@@ -27,8 +27,12 @@ def parser_ingest(sub: Sub) -> None:
                        description="Each scan is committed atomically; a re-run skips the "
                        "scans the store already holds (exactly once). Bags: "
                        "vision_msgs/Detection3DArray detections, /tf and /tf_static into the "
-                       "map frame, the camera from CameraInfo (+ optional depth image). A scan "
-                       "whose transform is missing is skipped and reported, never guessed.")
+                       "map frame, the camera from CameraInfo (+ optional depth image); or "
+                       "vision_msgs/Detection2DArray detections from a 2D detector, lifted to "
+                       "3D with an aligned depth image, the colour camera's CameraInfo and tf "
+                       "(+ optional instance masks). A scan whose transform, depth image or "
+                       "camera info is missing is skipped and reported with its stretches of "
+                       "stamps, never guessed.")
     p.add_argument("source", metavar="SOURCE", help="a rosbag2 directory, a .db3 or .mcap "
                    "file, or a .jsonl file (one scan per line; see docs/guide.md)")
     p.add_argument("store", metavar="STORE", help="the store to ingest into (created if new)")
@@ -37,17 +41,27 @@ def parser_ingest(sub: Sub) -> None:
     p.add_argument("--source", dest="source_name", metavar="NAME",
                    help="the scans' source, for the audit and resuming (default: "
                    "ros:<detections topic>, or jsonl)")
-    p.add_argument("--detections", default="/detections", metavar="TOPIC",
-                   help="bag: the vision_msgs/msg/Detection3DArray topic (default /detections)")
+    p.add_argument("--detections", default="auto", metavar="TOPIC|auto",
+                   help="bag: the vision_msgs/msg/Detection3DArray or Detection2DArray topic "
+                   "(default auto: the bag's only one); 2D detections are lifted with "
+                   "--depth, --camera-info and tf")
     p.add_argument("--map-frame", default="map", metavar="FRAME",
                    help="bag: the tf frame the memory lives in (default map)")
     p.add_argument("--camera-info", default="auto", metavar="TOPIC|auto|none",
                    help="bag: the sensor_msgs/msg/CameraInfo topic (default auto: the only "
                    "one; none: scans without a camera)")
     p.add_argument("--depth", default="auto", metavar="TOPIC|auto|none",
-                   help="bag: the depth sensor_msgs/msg/Image topic, 16UC1 mm or 32FC1 m, "
-                   "registered to the camera (default auto: the only Image topic named "
-                   "*depth*; none: no depth)")
+                   help="bag: the depth sensor_msgs/msg/Image topic, 16UC1 mm or 32FC1 m (0 "
+                   "or NaN: no reading), registered to the camera (default auto: the only "
+                   "Image topic named *depth*; none: no depth, not for 2D detections). For "
+                   "2D detections it is aligned to the colour image, at its resolution or "
+                   "another (the same view resampled)")
+    p.add_argument("--masks", default="auto", metavar="TOPIC|auto|none",
+                   help="bag, 2D detections: an instance mask sensor_msgs/msg/Image per "
+                   "detection array (mono8 or 16UC1 at the colour image's size; pixel value "
+                   "k marks detections[k-1]), paired by stamp (default auto: the only Image "
+                   "topic named *mask*; none: boxes only). A frame without its mask is "
+                   "lifted from its boxes and counted in the summary")
     p.add_argument("--camera-frame", metavar="FRAME",
                    help="bag: the camera's tf frame (default: the camera info's frame_id)")
     p.add_argument("--optical", choices=["auto", "yes", "no"], default="auto",
@@ -56,8 +70,9 @@ def parser_ingest(sub: Sub) -> None:
     p.add_argument("--range", type=float, default=8.0, metavar="M",
                    help="bag: how far the detector is trusted to see, metres (default 8)")
     p.add_argument("--depth-tolerance", type=float, default=0.02, metavar="S",
-                   help="bag: largest stamp difference between a scan and its depth image, "
-                   "seconds (default 0.02); a scan without one is skipped")
+                   help="bag: largest stamp difference between a scan and its depth image "
+                   "(and mask), seconds (default 0.02); a scan without a depth image is "
+                   "skipped and counted")
     p.add_argument("--label-map", metavar="FILE",
                    help="bag: class ids to labels: a .json object, or one label per line "
                    "(line n = class id n, from 0)")
@@ -96,8 +111,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
     kind = source_kind(args.source)
     options = None
-    bag_only = {"detections": "/detections", "map_frame": "map", "camera_info": "auto",
-                "depth": "auto", "camera_frame": None, "optical": "auto", "range": 8.0,
+    bag_only = {"detections": "auto", "map_frame": "map", "camera_info": "auto",
+                "depth": "auto", "masks": "auto", "camera_frame": None, "optical": "auto",
+                "range": 8.0,
                 "depth_tolerance": 0.02, "label_map": None, "new_map": False,
                 "map_jump": None, "no_map_jumps": False}
     used = [f"--{k.replace('_', '-')}" for k, v in bag_only.items() if getattr(args, k) != v]
@@ -114,6 +130,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         options = BagOptions(
             detections_topic=args.detections, map_frame=args.map_frame,
             camera_info_topic=topic(args.camera_info), depth_topic=topic(args.depth),
+            masks_topic=topic(args.masks),
             camera_frame=args.camera_frame,
             optical={"auto": None, "yes": True, "no": False}[args.optical],
             range_m=args.range, depth_tolerance_s=args.depth_tolerance,

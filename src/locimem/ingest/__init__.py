@@ -7,7 +7,12 @@ every scan is ingested exactly once (see :mod:`locimem.ingest.feed`).
 
 - :mod:`locimem.ingest.frames`: transforms, the tf tree, the optical frame, camera intrinsics
   and depth units (pure maths).
-- :mod:`locimem.ingest.ros`: rosbag2 directories, ``.db3`` and ``.mcap`` files.
+- :mod:`locimem.ingest.ros`: rosbag2 directories, ``.db3`` and ``.mcap`` files, with
+  ``Detection3DArray`` detections; :mod:`locimem.ingest.ros2d`: ``Detection2DArray`` ones,
+  lifted with the depth image; :mod:`locimem.ingest.rosbag`: the reader both build on;
+  :mod:`locimem.ingest.rosmsg`: the message types, stamps and topic choice they share;
+  :mod:`locimem.ingest.rosframe`: one frame of live ROS messages (a node's callback) to
+  what ``observe`` takes.
 - :mod:`locimem.ingest.jsonl`: the JSON-lines format (one scan per line).
 - :mod:`locimem.ingest.feed`: resume, skip, observe, count.
 """
@@ -86,7 +91,8 @@ def ingest(source: str | os.PathLike[str], store: str | os.PathLike[str], *,
         store: the store file, or a ``postgresql://`` URL.
         scope: whose memory the scans belong to.
         source_name: the scans' ``source`` (their actor in the audit, and the ``source`` of
-            the objects they create); default ``ros:<detections topic>`` or ``jsonl``.
+            the objects they create); default ``ros:<detections topic>`` (the topic read)
+            or ``jsonl``.
             Resuming is per source: another source's scans of the same hours do not count.
         bag_options: a :class:`~locimem.ingest.ros.BagOptions` for bags.
         durable: fsync every scan (see :meth:`ObjectMemory.open`).
@@ -149,8 +155,8 @@ def _ingest(kind: str, source: str | os.PathLike[str], store: str | os.PathLike[
     else:
         from locimem.ingest.ros import cli_warning, open_bag
 
-        name = source_name or f"ros:{options.detections_topic}"
         with open_bag(source, options) as (plan, total, inputs):
+            name = source_name or f"ros:{inputs['detections']}"
             summary = IngestSummary(str(source), _store_name(store), scope, name,
                                     inputs={**inputs, "map_epoch": map_epoch})
             jumps = [MapJump(j["t"], j["since"], (tuple(j["translation"]),

@@ -91,10 +91,24 @@ DETECTION = Msg("vision_msgs/msg/Detection3D", {
     "bbox": Msg("vision_msgs/msg/BoundingBox3D", {"center": POSE, "size": VECTOR3}),
     "id": TEXT, "tracking_id": TEXT}, optional=frozenset({"id", "tracking_id"}))
 
+XY = {"x": NUMBER, "y": NUMBER}
+CENTER_2D = OneOf((
+    Msg("vision_msgs/msg/Pose2D", {  # vision_msgs >= 4 (Humble)
+        "position": Msg("vision_msgs/msg/Point2D", XY), "theta": NUMBER}),
+    Msg("geometry_msgs/msg/Pose2D (vision_msgs 3)", {**XY, "theta": NUMBER}),  # Foxy
+))
+DETECTION_2D = Msg("vision_msgs/msg/Detection2D", {
+    "header": HEADER, "results": Seq(HYPOTHESIS),
+    "bbox": Msg("vision_msgs/msg/BoundingBox2D", {
+        "center": CENTER_2D, "size_x": NUMBER, "size_y": NUMBER}),
+    "id": TEXT, "tracking_id": TEXT}, optional=frozenset({"id", "tracking_id"}))
+
 #: The shape of each message type locimem reads (what ``ros.py`` takes from it).
 SHAPES: dict[str, Msg] = {
     "vision_msgs/msg/Detection3DArray": Msg("vision_msgs/msg/Detection3DArray", {
         "header": HEADER, "detections": Seq(DETECTION)}),
+    "vision_msgs/msg/Detection2DArray": Msg("vision_msgs/msg/Detection2DArray", {
+        "header": HEADER, "detections": Seq(DETECTION_2D)}),
     "tf2_msgs/msg/TFMessage": Msg("tf2_msgs/msg/TFMessage", {
         "transforms": Seq(Msg("geometry_msgs/msg/TransformStamped", {
             "header": HEADER, "child_frame_id": TEXT,

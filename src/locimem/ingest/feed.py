@@ -72,6 +72,7 @@ class Scan:
     detections: list[Detection]
     camera: Camera | None = None
     dropped: dict[str, int] = field(default_factory=dict)  # detections left out, by reason
+    warnings: tuple[str, ...] = ()  # the reader's own (a missing mask), counted like observe's
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,7 +199,9 @@ def feed(mem: ObjectMemory, plan: Iterable[PlannedScan], summary: IngestSummary,
 def _scans_scope(mem: ObjectMemory, map_epoch: str | None) -> str:
     """Where this run's scans are: a provisional epoch's own scope, else the memory's."""
     epoch = next((e for e in mem.map_epochs() if e.name == map_epoch), None)
-    return epoch.scope if epoch is not None and epoch.status == "provisional" else mem.scope
+    if epoch is not None and epoch.status == "provisional" and epoch.scope is not None:
+        return epoch.scope
+    return mem.scope
 
 
 class _Jumps:
@@ -255,6 +258,7 @@ def _feed(mem: ObjectMemory, plan: Iterable[PlannedScan], summary: IngestSummary
         last_t = planned.t
         if resume_t is not None and planned.t < resume_t:
             summary.scans_resumed += 1
+            summary.took()
             continue
         try:
             scan = planned.build()
@@ -268,6 +272,7 @@ def _feed(mem: ObjectMemory, plan: Iterable[PlannedScan], summary: IngestSummary
         if resume_t is not None and planned.t == resume_t and held_at_resume > 0:
             held_at_resume -= 1
             summary.scans_resumed += 1
+            summary.took()
             continue
         with writes.writing():  # the scan and its tally, whole, before a Ctrl-C
             jumps.due(scan.t)
@@ -277,10 +282,11 @@ def _feed(mem: ObjectMemory, plan: Iterable[PlannedScan], summary: IngestSummary
             except InvalidInput as exc:
                 raise IngestError(planned.where, str(exc)) from None
             summary.scans_ingested += 1
+            summary.took()
             summary.detections += len(scan.detections)
             for reason, n in scan.dropped.items():
                 summary.drop(reason, n)
-            for warning in result.warnings:
+            for warning in (*scan.warnings, *result.warnings):
                 if summary.warn(warning_text(warning)):
                     note(f"warning: {planned.where}: {warning_text(warning)} (further scans "
                          "with this warning are counted in the summary)", stream)

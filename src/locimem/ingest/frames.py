@@ -27,6 +27,7 @@ import bisect
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -425,6 +426,7 @@ def depth_to_metres(data: bytes | np.ndarray, encoding: str, width: int, height:
     >>> depth_to_metres(raw, "16UC1", 2, 1, 4, False).tolist()
     [[1.5, nan]]
     """
+    dtype: np.dtype[Any]
     if encoding in ("16UC1", "mono16"):
         dtype, unit = np.dtype(">u2" if bigendian else "<u2"), 0.001
     elif encoding == "32FC1":
@@ -432,7 +434,8 @@ def depth_to_metres(data: bytes | np.ndarray, encoding: str, width: int, height:
     else:
         raise InvalidInput(f"unknown depth encoding {encoding!r} (expected 16UC1 millimetres "
                            "or 32FC1 metres)")
-    buf = np.frombuffer(memoryview(data).cast("B"), dtype=np.uint8)
+    payload: Any = data  # bytes, or the uint8 array rosbags decodes ``data`` to
+    buf = np.frombuffer(memoryview(payload).cast("B"), dtype=np.uint8)
     row_bytes = width * dtype.itemsize
     if width < 1 or height < 1 or step < row_bytes or buf.size < step * (height - 1) + row_bytes:
         raise InvalidInput(f"depth image of {width}x{height} {encoding} with step {step} "

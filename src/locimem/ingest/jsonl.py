@@ -20,6 +20,7 @@ and ``intrinsics`` are optional. Unknown keys are an error, so a typo is never i
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -38,7 +39,7 @@ _CAMERA_KEYS = {"position", "quaternion", "fov_deg", "range_m", "vfov_deg", "dep
                 "intrinsics"}
 
 
-def _open(path: str | Path) -> BinaryIO:
+def _open(path: str | os.PathLike[str]) -> BinaryIO:
     return open_regular(path, "the scan file", "expected a .jsonl file")
 
 
@@ -53,7 +54,7 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
                 yield number, line
 
 
-def count_scans(path: str | Path) -> int:
+def count_scans(path: str | os.PathLike[str]) -> int:
     """Non-blank lines of the file (for a progress bar)."""
     with _open(path) as f:
         return sum(1 for raw in f if raw.strip())
@@ -113,7 +114,7 @@ def _camera(where: str, c: Any) -> Camera:
         raise IngestError(where, f"camera: {exc}") from None
 
 
-def plan_jsonl(path: str | Path) -> Iterator[PlannedScan]:
+def plan_jsonl(path: str | os.PathLike[str]) -> Iterator[PlannedScan]:
     """The scans of a JSON-lines file, in file order. Raises :class:`IngestError` naming the
     line for a line that is not a JSON object with a finite ``t``; the rest of a line is
     checked when its scan is built."""

@@ -28,7 +28,11 @@ class IngestSummary:
     ``scans_resumed``: passed over because the store already holds the memory up to them
     (their time is before the store's latest scan, or at it and already counted there).
     ``skipped``: scans not ingested, by reason (e.g. a missing transform), with the first
-    stamp of each reason in ``first_skipped_t`` (seconds). ``events``: events this run's
+    stamp of each reason in ``first_skipped_t`` (seconds) and the stretches of consecutive
+    scans it skipped in ``skipped_stretches`` (``[from_t, to_t]`` seconds, in order; a scan
+    ingested, or skipped for another reason, ends a stretch). ``warnings``: warnings by kind,
+    with the number of scans given each (the reader's, like a missing instance mask, and
+    ``observe``'s). ``events``: events this run's
     scans produced, by kind. ``objects_created``: identities this run created (``APPEARED``);
     ``objects_in_memory``: objects the scope remembers afterwards. ``inputs``: the topics,
     frames and files that were read. ``map_jumps``: map-frame jumps in the recording's tf
@@ -59,12 +63,26 @@ class IngestSummary:
     interrupted: bool = False
     map_jumps: int = 0
     map_jumps_waiting: int = 0
+    skipped_stretches: dict[str, list[list[float]]] = field(default_factory=dict)
+    _skipping: str | None = field(default=None, repr=False, compare=False)
 
     def skip(self, reason: str, t_s: float, hint: str | None = None) -> None:
+        """Count a scan at ``t_s`` not ingested for ``reason``, extending the stretch of the
+        scans before it skipped for the same reason."""
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
         self.first_skipped_t.setdefault(reason, t_s)
+        stretches = self.skipped_stretches.setdefault(reason, [])
+        if self._skipping == reason and stretches:
+            stretches[-1][1] = t_s
+        else:
+            stretches.append([t_s, t_s])
+        self._skipping = reason
         if hint is not None:
             self.hints.setdefault(reason, hint)
+
+    def took(self) -> None:
+        """A scan was ingested (or was already in the store): it ends a skipped stretch."""
+        self._skipping = None
 
     def warn(self, warning: str) -> bool:
         """Count a scan's warning (its kind: the text without its leading counts); True the
@@ -90,7 +108,7 @@ class IngestSummary:
             if topics:
                 lines.append("  its topics: " + ", ".join(f"{t} {k}" for t, k in topics.items()))
                 lines.append("  pass --detections TOPIC to read another "
-                             "vision_msgs/msg/Detection3DArray topic")
+                             "vision_msgs/msg/Detection3DArray or Detection2DArray topic")
             return lines
         lines = [f"none of the {self.scans_read} scans of {self.source_path} could be "
                  "ingested:"]
@@ -99,6 +117,14 @@ class IngestSummary:
             if reason in self.hints:
                 lines.append(f"    {self.hints[reason]}")
         return lines
+
+    def _stretch_text(self, reason: str, most: int = 4) -> str:
+        """Where a reason's skipped scans lie: ``t=a to b; t=c`` (the first ``most``)."""
+        stretches = self.skipped_stretches.get(reason) or [[self.first_skipped_t[reason]] * 2]
+        parts = [time_text(a) if a == b else f"{time_text(a)} to {time_text(b)}"
+                 for a, b in stretches[:most]]
+        more = len(stretches) - most
+        return "; ".join(parts) + (f"; and {more} more stretches" if more > 0 else "")
 
     def drop(self, reason: str, n: int = 1) -> None:
         self.detections_dropped[reason] = self.detections_dropped.get(reason, 0) + n
@@ -118,7 +144,8 @@ class IngestSummary:
             "source": self.source, "inputs": self.inputs,
             "scans": {"read": self.scans_read, "ingested": self.scans_ingested,
                       "resumed": self.scans_resumed, "skipped": self.scans_skipped},
-            "skipped": {reason: {"scans": n, "first_t": self.first_skipped_t[reason]}
+            "skipped": {reason: {"scans": n, "first_t": self.first_skipped_t[reason],
+                                 "stretches": self.skipped_stretches.get(reason, [])}
                         for reason, n in sorted(self.skipped.items())},
             "detections": self.detections,
             "detections_dropped": dict(sorted(self.detections_dropped.items())),
@@ -144,13 +171,15 @@ class IngestSummary:
                 f"camera {i['camera_info']} (frame {i['camera_frame']}"
                 f"{', optical' if i.get('optical') else ''})")
             depth = f", depth {i['depth']}" if i.get("depth") else ""
+            if i.get("detections_type", "").endswith("Detection2DArray"):
+                masks = f"masks {i['masks']}" if i.get("masks") else "no masks"
+                depth += f", {masks} (2D detections, lifted)"
             out.append(f"  read {i['detections']} into frame {i['map_frame']}; {cam}{depth}")
         if self.scans_resumed:
             out.append(f"  {self.scans_resumed} scans already in the store from source "
                        f"{self.source!r} (resumed after {time_text(self.resume_from_t)})")
         for reason, n in sorted(self.skipped.items()):
-            out.append(f"  skipped {n} scans: {reason} (first at "
-                       f"{time_text(self.first_skipped_t[reason])})")
+            out.append(f"  skipped {n} scans: {reason} ({self._stretch_text(reason)})")
             if reason in self.hints:
                 out.append(f"    {self.hints[reason]}")
         for kind, n in sorted(self.warnings.items()):

@@ -219,8 +219,8 @@ def write_bag(path: str | Path, run: SynthRun, *, storage: str = "sqlite3",
                     height=HEIGHT, width=WIDTH, distortion_model="plumb_bob", d=np.zeros(5),
                     k=k_mat, r=np.eye(3).reshape(-1), p=np.zeros(12), binning_x=0, binning_y=0,
                     roi=roi))
-            if c_depth is not None and scan.camera is not None:
-                depth = scan.camera.depth
+            depth = None if scan.camera is None else scan.camera.depth
+            if c_depth is not None and depth is not None:
                 if depth_encoding == "16UC1":
                     raw = np.where(np.isfinite(depth), np.round(depth * 1000), 0).astype("<u2")
                 else:

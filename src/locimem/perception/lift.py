@@ -27,7 +27,11 @@ How one box is lifted (every box of a frame at once, in a few array operations):
    up), which is how the memory keeps objects.
 
 Without a mask, what surrounds the object in its box at its depth — the floor it stands on,
-a wall it touches — counts as the object: give instance masks for tight boxes.
+a wall it touches — counts as the object: give instance masks for tight boxes. And without a
+mask, a box whose inner region is large enough to hold ``min_pixels`` pixels but has fewer
+readings than that (a black or glass object, no return) is refused as *background depth
+only*: its margin shows the wall or the floor behind it, and lifting that would place the
+object there. (A box too small for its inner region to count is read whole.)
 
 A box that cannot be lifted — too few readings, out of range, an empty mask — is reported in
 :attr:`LiftedFrame.skipped` with the reason, never dropped silently. A box that is wrong (outside
@@ -351,6 +355,7 @@ def _lift_live(boxes: list[Box2D], live: np.ndarray, edges: np.ndarray, px: np.n
     inner_hi = np.floor(middle + INNER / 2 * size_px).astype(np.int32)
     seed = ((cc >= inner_lo[:, :1]) & (cc <= inner_hi[:, :1]) & (rr >= inner_lo[:, 1:])
             & (rr <= inner_hi[:, 1:]))
+    n_inner = (seed & slot).sum(axis=1) * weight
     seed |= masked[:, None]
     seed &= inr
     n_sel = sel.sum(axis=1)
@@ -358,6 +363,10 @@ def _lift_live(boxes: list[Box2D], live: np.ndarray, edges: np.ndarray, px: np.n
     n_inr = inr.sum(axis=1) * weight
     n_seed = seed.sum(axis=1)
     thin = ~masked & (n_seed * weight < min_pixels)
+    # an inner region large enough to judge but without readings: what the box's margin
+    # shows is what lies around or behind the object, never the object itself
+    blind = thin & (n_inner >= min_pixels)
+    n_seed_inner = n_seed
     if thin.any():
         seed[thin] = inr[thin]
         n_seed = seed.sum(axis=1)
@@ -431,6 +440,11 @@ def _lift_live(boxes: list[Box2D], live: np.ndarray, edges: np.ndarray, px: np.n
         elif n_inr[j] < min_pixels:
             reason = (f"out of range: {int(n_inr[j])} of {int(n_ret[j])} returns lie within "
                       f"range_m ({near:g}, {far:g}) (min_pixels={min_pixels})")
+        elif blind[j]:
+            reason = (f"background depth only: {int(n_seed_inner[j] * weight[j])} of "
+                      f"{int(n_inner[j])} pixels of the box's centre have a reading in range, "
+                      f"its margin's depth is what lies behind or around the object "
+                      f"(min_pixels={min_pixels})")
         elif n_in[j] * weight[j] < min_pixels:
             reason = (f"scattered depth: {int(n_in[j] * weight[j])} pixels lie near the median "
                       f"depth {med[j]:.3f} m (min_pixels={min_pixels})")

@@ -88,10 +88,11 @@ def test_rebuild_indexes_equals_placing_each_object() -> None:
     old.objects = state.objects
     for oid in sorted(state.objects):
         old.place_object(state.objects[oid])
-    assert _grid_state(state.grid) == _grid_state(old.grid)
-    assert _matrix_state(state.features) == _matrix_state(old.features)
-    assert state._label_of == old._label_of
-    assert list(state._label_of) == list(old._label_of)
-    assert {k: sorted(v) for k, v in state._by_label.items()} == \
-        {k: sorted(v) for k, v in old._by_label.items()}
-    assert list(state._by_label) == list(old._by_label)
+    built, placed = state.indexes, old.indexes
+    assert _grid_state(built.grid) == _grid_state(placed.grid)
+    assert _matrix_state(built.features) == _matrix_state(placed.features)
+    assert built._label_of == placed._label_of
+    assert list(built._label_of) == list(placed._label_of)
+    assert {k: sorted(v) for k, v in built._by_label.items()} == \
+        {k: sorted(v) for k, v in placed._by_label.items()}
+    assert list(built._by_label) == list(placed._by_label)

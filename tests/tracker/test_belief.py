@@ -597,7 +597,7 @@ def test_a_mug_carried_to_another_room_is_one_object_that_moved(bedroom_first) -
         # the label index relocations search follows merges, relabels and drops
         state = mem._live._state
         for label in {o.label for o in state.objects.values()} | {"mug"}:
-            assert state.with_label(label) == {
+            assert state.indexes.with_label(label) == {
                 o.id for o in state.objects.values() if o.label == label}
         # where it was before, and what changed since
         assert "(2.00, -0.20, 0.80)" in mem.where_was(1, 5.0).text

@@ -27,9 +27,10 @@ def _derived(state: MemoryState) -> tuple[dict, dict, dict]:
 
 
 def _index(state: MemoryState) -> tuple[dict, dict, dict]:
-    return ({k: v for k, v in state._by_label.items() if v},
-            {k: v for k, v in state._absent.items() if v},
-            {k: v for k, v in state._born.items() if v})
+    ix = state.indexes
+    return ({k: v for k, v in ix._by_label.items() if v},
+            {k: v for k, v in ix._absent.items() if v},
+            {k: v for k, v in ix._born.items() if v})
 
 
 @pytest.mark.parametrize("name", ["moves_across_rooms", "thin_removals", "heavy_flicker"])
@@ -42,11 +43,11 @@ def test_the_live_label_index_is_the_one_the_objects_define(name: str) -> None:
                 assert _index(mem._live._state) == _derived(mem._live._state), frame.t
         state = mem._live._state
         assert _index(state) == _derived(state)
-        assert any(state._absent.values())  # the day did miss and lose things
+        assert any(state.indexes._absent.values())  # the day did miss and lose things
         assert _index(mem.rebuild_from_log()) == _index(state)
         for label, absent in _derived(state)[1].items():
             for t in (absent[0][0], absent[len(absent) // 2][0], absent[-1][0] + 1.0):
-                assert state.absent_with_label(label, t) == [oid for s, oid in absent if s < t]
+                assert state.indexes.absent_with_label(label, t) == [oid for s, oid in absent if s < t]
         for label, born in _derived(state)[2].items():
             for t in (-1.0, born[len(born) // 2][0], born[-1][0]):
-                assert state.first_seen_after(label, t) == [oid for f, oid in born if f > t]
+                assert state.indexes.first_seen_after(label, t) == [oid for f, oid in born if f > t]

@@ -28,16 +28,17 @@ def _scan(t: float, shift: float) -> list[Detection]:
 
 def _indexes(mem: ObjectMemory) -> dict[str, Any]:
     state = mem._live._state
-    f = state.features
+    ix = state.indexes
+    f = ix.features
     n = len(f)
     return {
-        "grid": [(c, sorted(b)) for c, b in state.grid._cells.items()],
-        "points": list(state.grid._points.items()),
-        "tombs": list(state.tomb_grid._points.items()),
+        "grid": [(c, sorted(b)) for c, b in ix.grid._cells.items()],
+        "points": list(ix.grid._points.items()),
+        "tombs": list(ix.tomb_grid._points.items()),
         "features": (f._ids[:n].tolist(), f._mat[:n].tobytes(), list(f._row.items())),
-        "labels": list(state._label_of.items()),
-        "loss": sorted(state._loss_queue),
-        "deltas": dict(state.delta_index),
+        "labels": list(ix._label_of.items()),
+        "loss": sorted(ix._loss_queue),
+        "deltas": dict(ix.delta_index),
         "relations": state.relations_snapshot(),
     }
 
@@ -77,8 +78,8 @@ def test_a_read_only_open_builds_nothing_it_is_not_asked_for(tmp_path: Path) -> 
         house_day(mem, until=12)
     with ObjectMemory.open(path, scope="home", read_only=True) as mem:
         state = mem._live._state
-        assert state.indexes_pending and "grid" not in vars(state)
+        assert state.indexes_pending and state._indexes is None
         assert mem.get(ID["table"]).label == "kitchen table"  # a read by id needs no index
         assert state.indexes_pending
         assert [o.id for o in mem.near((2.0, 2.0, 0.8), 0.5)]  # a spatial question does
-        assert not state.indexes_pending and "grid" in vars(state)
+        assert not state.indexes_pending and state._indexes is not None

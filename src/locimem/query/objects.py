@@ -79,7 +79,7 @@ class ObjectQueries(ReaderBase):
         r = check_distance_domain(radius, "radius")
         accept = self._filter(label, status, level, room)
         objects = self._state.objects
-        return [self._view(objects[oid]) for _, oid in self._state.grid.near(p, r)
+        return [self._view(objects[oid]) for _, oid in self._state.indexes.grid.near(p, r)
                 if accept(objects[oid])]
 
     def nearest(self, point: Any, k: int = 1, *, label: str | None = None,
@@ -90,7 +90,7 @@ class ObjectQueries(ReaderBase):
         k = check_int(k, "k", lo=1, hi=10_000)
         accept = self._filter(label, status, level, room)
         objects = self._state.objects
-        hits = self._state.grid.nearest(p, k, accept=lambda oid: accept(objects[oid]))
+        hits = self._state.indexes.grid.nearest(p, k, accept=lambda oid: accept(objects[oid]))
         return [self._view(objects[oid]) for _, oid in hits]
 
     def within(self, box_min: Any, box_max: Any, *, label: str | None = None,
@@ -104,7 +104,7 @@ class ObjectQueries(ReaderBase):
             raise InvalidInput(f"box_min {lo} must not exceed box_max {hi} on any axis")
         accept = self._filter(label, status, level, room)
         objects = self._state.objects
-        return [self._view(objects[oid]) for oid in self._state.grid.within_box(lo, hi)
+        return [self._view(objects[oid]) for oid in self._state.indexes.grid.within_box(lo, hi)
                 if accept(objects[oid])]
 
     # -- time ----------------------------------------------------------------------------------

@@ -62,7 +62,7 @@ class RoomQueries(ReaderBase):
         z0, z1 = r.z_range if r.z_range is not None else (-1e9, 1e9)
         accept = self._filter(label, status)
         objects = self._state.objects
-        return [self._view(objects[oid]) for oid in self._state.grid.within_box(
+        return [self._view(objects[oid]) for oid in self._state.indexes.grid.within_box(
                     (min(xs), min(ys), z0), (max(xs), max(ys), z1))
                 if accept(objects[oid]) and self._room_of(objects[oid]) == name]
 

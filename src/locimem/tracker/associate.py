@@ -93,7 +93,7 @@ class _Associator:
         config, det, objects = self.config, self.detections[i], self.state.objects
         near = self.near.get(i)
         if near is None:
-            near = self.near[i] = self.state.grid.near(det.center, config.drift_radius_m)
+            near = self.near[i] = self.state.indexes.grid.near(det.center, config.drift_radius_m)
         if not near:
             return []
         tight = config.tight_radius_m
@@ -235,7 +235,7 @@ class _Associator:
         clear one). ``allow_lost=False``: live objects only (for detections too unsure to
         bring back a lost one)."""
         config, objects = self.config, self.state.objects
-        features = self.state.features
+        features = self.state.indexes.features
         dim = features.dim
         rows = [i for i in rows if self.detections[i].feature is not None]
         if not rows or dim is None:

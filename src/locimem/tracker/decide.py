@@ -142,7 +142,7 @@ def _lose_unseen(scan: _Scan) -> None:
     """1. Time-only belief: objects last seen without a camera and unseen for longer than the
     lost line are LOST at this scan (EXPIRED if they were never promoted)."""
     t, config, objects = scan.t, scan.config, scan.state.objects
-    for oid in scan.state.due_for_loss(t, config.lost_after_s):
+    for oid in scan.state.indexes.due_for_loss(scan.state.objects, t, config.lost_after_s):
         obj = objects[oid]
         scan.lose(obj, obj.confidence(t, config.tau_s))
 
@@ -479,7 +479,7 @@ def _tombstone_match(state: MemoryState, config: TrackerConfig, det: Detection,
     of its labels or (both having embeddings) a similar embedding."""
     if not state.tombstones:
         return None
-    for _, tid in state.tomb_grid.near(det.center, config.drift_radius_m):
+    for _, tid in state.indexes.tomb_grid.near(det.center, config.drift_radius_m):
         if tid in skip:
             continue
         tomb = state.tombstones[tid]

@@ -38,7 +38,8 @@ from typing import Any
 from locimem.config import TrackerConfig
 from locimem.model import Commit, Event, EventKind, ObjectState, Observation
 from locimem.model.prior import Box, Delta, DeltaEvidence, Review
-from locimem.tracker.state import MemoryState, delta_keys
+from locimem.tracker.indexes import delta_keys
+from locimem.tracker.state import MemoryState
 
 __all__ = ["DELTA_KINDS", "DELTA_STATUSES", "OPEN", "detect"]
 
@@ -75,7 +76,7 @@ def _box(obj: ObjectState) -> Box:
 
 
 class _Detector:
-    """One commit's delta decisions. Deltas are found through ``state.delta_index`` (by
+    """One commit's delta decisions. Deltas are found through ``state.indexes.delta_index`` (by
     evidence identity and kind, and by prior object), never by scanning them all."""
 
     def __init__(self, state: MemoryState, config: TrackerConfig, t: float) -> None:
@@ -90,7 +91,7 @@ class _Detector:
 
     # -- finding ------------------------------------------------------------------------------
     def _deltas(self, key: tuple) -> list[Delta]:
-        ids = [*self.state.delta_index.get(key, ()), *self.added.get(key, ())]
+        ids = [*self.state.indexes.delta_index.get(key, ()), *self.added.get(key, ())]
         return [self.changed.get(did) or self.state.deltas[did] for did in ids]
 
     def _open(self, evidence: int, kind: str) -> Delta | None:

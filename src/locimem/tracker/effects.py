@@ -154,7 +154,7 @@ def _room_removed(state: MemoryState, ev: Event, lost_after_s: float) -> None:
 
 def _revived(state: MemoryState, ev: Event, lost_after_s: float) -> None:
     tomb = state.tombstones.pop(ev.object_id)
-    state.tomb_grid.remove(ev.object_id)
+    state.indexes.tomb_grid.remove(ev.object_id)
     obj = tomb.obj
     obj.lost = False
     obj.lost_at = None
@@ -251,7 +251,7 @@ def _forgotten(state: MemoryState, ev: Event, lost_after_s: float) -> None:
     state.unplace_object(obj.id)
     state.scene.remove(obj.id)
     state.tombstones[obj.id] = TombstoneState(obj, ev.t, ev.data["actor"], ev.data["reason"])
-    state.tomb_grid.set(obj.id, obj.center)
+    state.indexes.tomb_grid.set(obj.id, obj.center)
 
 
 def _epoch(state: MemoryState, ev: Event, lost_after_s: float) -> None:

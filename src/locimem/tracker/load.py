@@ -90,7 +90,7 @@ def _replay_objects(store: StateSource, scope: str) -> list[ObjectState]:
     checkpoint = store.latest_checkpoint(scope)
     if checkpoint is not None:
         after, snapshot = checkpoint
-        state = MemoryState.from_snapshot(snapshot, state.grid.cell_m)
+        state = MemoryState.from_snapshot(snapshot, state.grid_cell_m)
     state.defer_indexes()  # only the objects are wanted
     replay(state, store.iter_log(scope, after_commit=after), math.inf)
     return list(state.objects.values())

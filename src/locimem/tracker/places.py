@@ -76,7 +76,7 @@ class PlaceCheck:
         # within range and around the view (a box in view has its centre inside it): an 8 m
         # sphere holds about four times what a 90-degree view does
         lo, hi = view_box(camera)
-        candidates = [oid for oid in self.state.grid.near_in_box(camera.position,
+        candidates = [oid for oid in self.state.indexes.grid.near_in_box(camera.position,
                                                                  camera.range_m, lo, hi)
                       if oid not in exclude and not objects[oid].lost]
         if not candidates:

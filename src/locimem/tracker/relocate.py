@@ -123,10 +123,10 @@ def _recognised(new: ObjectState, state: MemoryState, config: TrackerConfig,
     feature_label_strict``, ``feature_margin`` above every other object but those in
     ``skip`` and ``new`` itself), or None."""
     f = new.feature
-    if f is None or state.features.dim != f.shape[0]:
+    if f is None or state.indexes.features.dim != f.shape[0]:
         return None
     need = _likeness(config)
-    oid, best, second = best_two(state.features, f, need - config.feature_margin,
+    oid, best, second = best_two(state.indexes.features, f, need - config.feature_margin,
                                  lambda o: o != new.id and o not in skip)
     if oid is None or best < need or best - second < config.feature_margin:
         return None
@@ -171,7 +171,7 @@ def relocations(state: MemoryState, config: TrackerConfig, t: float,
         doubted or lost in this scan — of those last seen before ``seen_before`` at least
         (read lazily: :func:`_pick` may stop early)."""
         objects = state.objects
-        for oid in state.absent_with_label(label, seen_before):
+        for oid in state.indexes.absent_with_label(label, seen_before):
             if oid not in after and oid not in dead:
                 yield objects[oid]
         yield from missing.get(label, ())
@@ -179,7 +179,7 @@ def relocations(state: MemoryState, config: TrackerConfig, t: float,
     def newer_than(old: ObjectState) -> Iterator[ObjectState]:
         # a new identity is first seen after the old one was last seen
         objects = state.objects
-        for oid in state.first_seen_after(old.label, old.last_seen):
+        for oid in state.indexes.first_seen_after(old.label, old.last_seen):
             if oid not in after and oid not in dead:
                 yield objects[oid]
         for o in sighted.get(old.label, ()):

@@ -47,7 +47,8 @@ def test_the_live_label_index_is_the_one_the_objects_define(name: str) -> None:
         assert _index(mem.rebuild_from_log()) == _index(state)
         for label, absent in _derived(state)[1].items():
             for t in (absent[0][0], absent[len(absent) // 2][0], absent[-1][0] + 1.0):
-                assert state.indexes.absent_with_label(label, t) == [oid for s, oid in absent if s < t]
+                assert state.indexes.absent_with_label(label, t) == \
+                    [oid for s, oid in absent if s < t]
         for label, born in _derived(state)[2].items():
             for t in (-1.0, born[len(born) // 2][0], born[-1][0]):
                 assert state.indexes.first_seen_after(label, t) == [oid for f, oid in born if f > t]

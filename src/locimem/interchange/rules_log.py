@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from locimem.check import MAX_ABS_TIME_S
-from locimem.model import EventKind
+from locimem.model import OBJECTLESS_KINDS, EventKind
 from locimem.query.base import COMMIT_KINDS
 from locimem.store.sqlite.schema import (
     FORMAT,
@@ -35,8 +35,7 @@ if TYPE_CHECKING:
     from locimem.interchange.checker import Checker, Scope
 
 # events about no object
-_OBJECTLESS = ("ROOM_DEFINED", "ROOMS_CONNECTED", "ROOM_REMOVED", "COMPACTED", "MAP_EPOCH",
-               "MAP_ALIGNED")
+_OBJECTLESS = tuple(sorted(k.value for k in OBJECTLESS_KINDS))
 _EVENT_KINDS = tuple(k.value for k in EventKind)
 _IDENTITY_COMMITS = "'scan', 'correction', 'consolidate'"  # commits that merge or split
 

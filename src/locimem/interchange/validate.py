@@ -47,10 +47,11 @@ report its consequences.
 ``record_kinds``
     Commit kinds are :data:`COMMIT_KINDS` (scan, correction, forget, maintenance, scene,
     prior, review, consolidate), and only scans carry detections; event kinds are
-    :class:`~locimem.model.EventKind` values; the object-less events (ROOM_DEFINED,
-    ROOMS_CONNECTED, ROOM_REMOVED, COMPACTED) name object 0 and the others a positive id. MERGED and
-    SPLIT events are in scan, correction or consolidate commits, and in a correction name
-    the commit's actor; a MERGED absorbs another object's id. ids: the commit id, or the seq.
+    :class:`~locimem.model.EventKind` values; the object-less events
+    (:data:`~locimem.model.OBJECTLESS_KINDS`: COMPACTED, the room and the map-epoch kinds)
+    name object 0 and the others a positive id. MERGED and SPLIT events are in scan,
+    correction or consolidate commits, and in a correction name the commit's actor; a
+    MERGED absorbs another object's id. ids: the commit id, or the seq.
 
 Per scope.
 

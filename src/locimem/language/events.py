@@ -7,7 +7,7 @@ wording shows its head alone there. Every string from perception is sanitised, a
 to :class:`~locimem.model.EventKind` must come with its entry (a test checks the table is
 whole).
 
->>> from locimem.model import Event, EventKind
+>>> from locimem.model import OBJECTLESS_KINDS, Event, EventKind
 >>> ev = Event(seq=7, commit=3, t=12.0, kind=EventKind.MOVED, object_id=4, label="cup",
 ...            data={"from": [1.0, 1.0, 0.9], "to": [1.5, 1.0, 0.9], "distance_m": 0.5})
 >>> event_line(ev)
@@ -26,7 +26,7 @@ from typing import Any
 from locimem.jsontext import rounded
 from locimem.language.hedge import place_text as place
 from locimem.language.hedge import sanitize
-from locimem.model import Event, EventKind
+from locimem.model import OBJECTLESS_KINDS, Event, EventKind
 from locimem.times import time_text
 
 __all__ = ["TEXTS", "EventText", "event_line", "short_line"]
@@ -38,11 +38,11 @@ Words = Callable[[str, dict[str, Any]], str]
 @dataclass(frozen=True, slots=True)
 class EventText:
     """How one event kind reads: ``line`` for the command line, ``short`` (None: the head
-    alone) for a map's or timeline's list; ``objectless`` kinds name no object in the head."""
+    alone) for a map's or timeline's list. The head names the object, but for the kinds
+    about none (:data:`~locimem.model.OBJECTLESS_KINDS`)."""
 
     line: Words
     short: Words | None = None
-    objectless: bool = False
 
 
 def _data(head: str, d: dict[str, Any]) -> str:
@@ -138,9 +138,9 @@ TEXTS: dict[EventKind, EventText] = {
     EventKind.RELATION: EventText(
         lambda h, d: (f"{h} {'now' if d['added'] else 'no longer'} {d['relation']} "
                       f"#{d['object']} {sanitize(d['object_label'])}")),
-    EventKind.ROOM_DEFINED: EventText(_room, _room, objectless=True),
-    EventKind.ROOMS_CONNECTED: EventText(_rooms_connected, _rooms_connected, objectless=True),
-    EventKind.ROOM_REMOVED: EventText(_room, _room, objectless=True),
+    EventKind.ROOM_DEFINED: EventText(_room, _room),
+    EventKind.ROOMS_CONNECTED: EventText(_rooms_connected, _rooms_connected),
+    EventKind.ROOM_REMOVED: EventText(_room, _room),
     EventKind.EXPIRED: EventText(_data),
     EventKind.MERGED: EventText(
         lambda h, d: (f"{h}: absorbed #{d['absorbed']} ({d.get('distance_m', 0.0):.2f} m "
@@ -168,7 +168,7 @@ def event_line(ev: Event) -> str:
     column)."""
     text = TEXTS[ev.kind]
     head = f"{ev.kind.value:<13}"
-    if not text.objectless:
+    if ev.kind not in OBJECTLESS_KINDS:
         head += f" #{ev.object_id} {sanitize(ev.label)}"
     return text.line(head, ev.data)
 
@@ -177,7 +177,7 @@ def short_line(ev: Event) -> str:
     """The short line of an event, for a map's or timeline's list: the kind's short wording,
     or its head alone (also when the data lacks what the wording needs)."""
     text = TEXTS[ev.kind]
-    head = ev.kind.value if text.objectless else \
+    head = ev.kind.value if ev.kind in OBJECTLESS_KINDS else \
         f"{ev.kind.value} #{ev.object_id} {sanitize(ev.label)}"
     if text.short is None:
         return head

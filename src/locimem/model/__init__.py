@@ -15,6 +15,7 @@ from locimem.model.objects import (
     TombstoneState,
 )
 from locimem.model.values import (
+    OBJECTLESS_KINDS,
     AuditEntry,
     Camera,
     Commit,
@@ -35,9 +36,9 @@ from locimem.model.values import (
 )
 
 __all__ = [
-    "HELD_MAX", "NO_IDS", "AuditEntry", "Camera", "Commit", "CompactionReport", "Detection",
-    "Event", "EventKind", "Held", "MapEpoch", "ObjectState", "ObjectStatus", "Observation",
-    "ObservationMeta",
-    "Quat", "RecallResult", "Record", "RejectionKey", "RejectionState", "ScanResult",
-    "Tombstone", "TombstoneState", "TrackedObject", "Vec3",
+    "HELD_MAX", "NO_IDS", "OBJECTLESS_KINDS", "AuditEntry", "Camera", "Commit",
+    "CompactionReport", "Detection", "Event", "EventKind", "Held", "MapEpoch", "ObjectState",
+    "ObjectStatus", "Observation", "ObservationMeta", "Quat", "RecallResult", "Record",
+    "RejectionKey", "RejectionState", "ScanResult", "Tombstone", "TombstoneState",
+    "TrackedObject", "Vec3",
 ]

@@ -67,6 +67,13 @@ class EventKind(str, enum.Enum):
         return self.value
 
 
+OBJECTLESS_KINDS: frozenset[EventKind] = frozenset({
+    EventKind.COMPACTED, EventKind.ROOM_DEFINED, EventKind.ROOMS_CONNECTED,
+    EventKind.ROOM_REMOVED, EventKind.MAP_EPOCH, EventKind.MAP_ALIGNED})
+"""The kinds of event about no object: they name object id 0 (every other kind a positive
+id). The validator, the event lines and the audit read it from here."""
+
+
 class ObjectStatus(str, enum.Enum):
     """The band an object's belief is in.
 

@@ -21,7 +21,7 @@ lists them. Each plays through a memory in a few seconds.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import Protocol
 
 from locimem.sim.perception import NoiseModel
 from locimem.sim.scenario import Scenario, ScenarioBuilder
@@ -213,7 +213,7 @@ def thin_removals(seed: int = 8) -> Scenario:
     b.survey("kitchen", 8)
     b.survey("living", 8)
     thin = [i for i in sorted(b.positions) if b.specs[i].size_m[2] <= 0.04]
-    by_place = {}
+    by_place: dict[str, int] = {}
     for oid in thin:
         for f in ("living/coffee_table", "living/side_table", "kitchen/table",
                   "kitchen/counter"):
@@ -276,7 +276,11 @@ def close_clutter(seed: int = 10) -> Scenario:
     return b.build()
 
 
-SCENARIOS: dict[str, Callable[[int], Scenario]] = {
+class _Scenario(Protocol):
+    def __call__(self, seed: int = ...) -> Scenario: ...
+
+
+SCENARIOS: dict[str, _Scenario] = {
     "kitchen_day": kitchen_day,
     "clutter": clutter,
     "heavy_flicker": heavy_flicker,

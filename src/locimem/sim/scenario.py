@@ -13,7 +13,9 @@ sensor's holes), the detections (:class:`~locimem.model.Detection`), and the tru
   detected at least once, the last place it was detected at, until the camera has seen that
   place empty (an object the detector never reported cannot be known by any memory fed by it);
 - ``sources[i]``: the true object that produced detection ``i`` (None for a false positive);
-- ``restart``: the process restarts before this scan.
+- ``restart``: the process restarts before this scan;
+- ``occluders``: boxes that hid things besides the home's own (a person in front of the
+  camera), so that the scan can be rendered again (:mod:`locimem.sim.frames2d`).
 
 Scenarios are built with :class:`ScenarioBuilder`, a script of what the robot does (walk, look,
 survey a room, go away for hours) and what happens in the home (moves, removals, additions,
@@ -73,6 +75,7 @@ class Frame:
     truth: Truth
     restart: bool = False
     note: str | None = None
+    occluders: tuple[Box, ...] = ()  # what stood in the way besides the home (a person)
 
 
 @dataclass(frozen=True)
@@ -459,6 +462,7 @@ class ScenarioBuilder:
             truth=Truth(present=dict(self.positions), known=dict(self.known), visible=visible,
                         occluded=occluded),
             restart=self._restart_next, note=note,
+            occluders=() if self._occluder is None else (self._occluder,),
         )
         self._restart_next = False
         self._last_visible = visible

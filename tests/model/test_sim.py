@@ -383,3 +383,17 @@ def test_a_box_around_the_camera_and_a_point_behind_it_are_handled():
     ahead = ((2.0, 0.0, 1.0), (0.1, 0.1, 0.1))
     behind = ((-2.0, 0.0, 1.0), (0.1, 0.1, 0.1))
     assert _sight(cam, [ahead, behind], [room]) == [True, False]
+
+
+def test_the_shelf_front_row_hides_the_back_row_now_and_then(scenarios):
+    s = scenarios["shelf"]
+    seen: dict[int, set[bool]] = defaultdict(set)
+    for f in s.frames:
+        for oid in f.truth.visible:
+            seen[oid].add(True)
+        for oid in f.truth.occluded:
+            seen[oid].add(False)
+    shelved = [oid for oid in s.objects
+               if s.objects[oid].label in ("bottle", "vase", "plant", "clock")]
+    assert sum(seen[oid] == {True, False} for oid in shelved) >= 4  # hidden, then in view
+    assert [e.kind for e in s.events] == ["remove", "move_near", "remove"]

@@ -140,11 +140,22 @@ def parser_bench(sub: Sub) -> None:
                    help="interchange: objects in the exported store (default 10000)")
     p.add_argument("--interchange-observations", type=int, default=1_000_000, metavar="N",
                    help="interchange: observations in the exported store (default 1000000)")
-    p.add_argument("--seeds", type=int, default=1, metavar="N",
+    p.add_argument("--seeds", type=int, default=None, metavar="N",
                    help="quality: play each scenario with N seeds and print the worst seed's "
                         "figures, the removal phantoms no memory needing 2 or 3 looks "
                         "avoids, and the IDF1 no memory publishing only corroborated things "
-                        "exceeds (default 1: the full tables for the default seeds)")
+                        "exceeds (default 1: the full tables for the default seeds; with "
+                        "--input frames, default 5)")
+    p.add_argument("--input", choices=["detections", "frames"], default="detections",
+                   help="quality: what the memory is fed — the simulator's 3D detections "
+                        "(default), or frames: each scan rendered as 2D boxes and masks with "
+                        "a noisy depth image, lifted with lift_frame, beside the 3D input")
+    p.add_argument("--scenario", action="append", metavar="NAME",
+                   help="quality: only this built-in scenario (repeatable; default: all, "
+                        "or with --input frames the days of issue 34: kitchen_day, "
+                        "clutter, thin_removals, shelf)")
+    p.add_argument("--image", type=_image, default=(240, 320), metavar="HxW",
+                   help="quality --input frames: the depth image's size (default 240x320)")
     p.add_argument("--seconds", type=float, default=60.0,
                    help="load: how long the writer and readers run (default 60)")
     p.add_argument("--readers", type=int, default=4,
@@ -162,6 +173,18 @@ def parser_bench(sub: Sub) -> None:
     p.set_defaults(func=cmd_bench)
 
 
+def _image(text: str) -> tuple[int, int]:
+    """``--image``: an image size such as ``240x320`` (height x width, each at least 8)."""
+    try:
+        h, w = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        h = w = 0
+    if min(h, w) < 8:
+        raise argparse.ArgumentTypeError(f"expected an image size HxW such as 240x320, got "
+                                         f"{text!r}")
+    return h, w
+
+
 def _sizes(text: str) -> list[int]:
     """``--objects``: store sizes such as ``1000,10000`` (each at least 1)."""
     try:
@@ -174,17 +197,42 @@ def _sizes(text: str) -> list[int]:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    figures: dict[str, Any] = {}
     if not args.json:
-        return _bench(args, sys.stdout)
+        return _bench(args, sys.stdout, figures)
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        code = _bench(args, out)
-    document(args, {"suite": args.suite, "exit_status": code,
-                    "lines": out.getvalue().splitlines()}, [])
+        code = _bench(args, out, figures)
+    doc = {"suite": args.suite, "exit_status": code, "lines": out.getvalue().splitlines()}
+    if figures:
+        doc["figures"] = figures
+    document(args, doc, [])
     return code
 
 
-def _bench(args: argparse.Namespace, out: TextIO) -> int:
+def _quality(args: argparse.Namespace, out: TextIO, figures: dict[str, Any]) -> int:
+    from locimem.sim.scenarios import NAMES
+
+    unknown = sorted(set(args.scenario or ()) - set(NAMES))
+    if unknown:
+        return fail(f"no scenario {', '.join(map(repr, unknown))}; built-in scenarios are "
+                    f"{', '.join(NAMES)}")
+    if args.input == "frames":
+        from locimem.bench.lifting import run_frames_suite
+
+        figures.update(run_frames_suite(out, 5 if args.seeds is None else args.seeds,
+                                        args.scenario, image=args.image))
+        return 0
+    from locimem.bench.quality import run_quality_suite, run_seed_sweep
+
+    if args.seeds is not None and args.seeds > 1:
+        run_seed_sweep(out, args.seeds, args.scenario)
+    else:
+        run_quality_suite(out, args.scenario)
+    return 0
+
+
+def _bench(args: argparse.Namespace, out: TextIO, figures: dict[str, Any]) -> int:
     if args.suite == "report":
         from locimem.bench.report import write_report
 
@@ -198,13 +246,7 @@ def _bench(args: argparse.Namespace, out: TextIO) -> int:
         run_query_suite(out, args.objects or [1_000, 10_000, 100_000])
         return 0
     if args.suite == "quality":
-        from locimem.bench.quality import run_quality_suite, run_seed_sweep
-
-        if args.seeds > 1:
-            run_seed_sweep(out, args.seeds)
-        else:
-            run_quality_suite(out)
-        return 0
+        return _quality(args, out, figures)
     if args.suite == "qa":
         from locimem.bench.qa import run_qa_suite
 

@@ -187,13 +187,14 @@ class Detector:
                 track = self._track[oid]
             self._last_detected[oid] = scan
             dets.append(Detection(label, conf, tuple(center.tolist()), tuple(size.tolist()),
-                                  feature=feature, track_id=track))
+                                  feature=feature,
+                                  track_id=None if track is None else str(track)))
             sources.append(oid)
         for fp in self._false_positives(camera, clean_depth):
             lo, hi = nz.fp_confidence
             dets.append(Detection(fp.label, float(rng.uniform(lo, hi)), fp.center, fp.size,
                                   feature=fp.feature if nz.features else None,
-                                  track_id=fp.track if nz.track_ids else None))
+                                  track_id=str(fp.track) if nz.track_ids else None))
             sources.append(None)
         return dets, sources
 

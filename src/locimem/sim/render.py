@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from locimem.geometry import pixel_rays, to_camera_frame
+from locimem.geometry import intrinsics, pixel_rays, to_camera_frame
 from locimem.model import Camera
 from locimem.sim.world import Box
 
@@ -53,23 +53,90 @@ def render_depth(camera: Camera, box_min: np.ndarray, box_max: np.ndarray,
 
 def _cull(camera: Camera, box_min: np.ndarray, box_max: np.ndarray, max_range_m: float
           ) -> tuple[np.ndarray, np.ndarray]:
-    """Boxes that may be hit: not containing the camera, and not wholly outside one side of
-    the view frustum (a conservative test on the eight corners in the camera frame)."""
+    """The boxes :func:`_in_sight` keeps, as (minima, maxima)."""
+    keep = _in_sight(camera, box_min, box_max, max_range_m)
+    return box_min[keep], box_max[keep]
+
+
+def _in_sight(camera: Camera, box_min: np.ndarray, box_max: np.ndarray, max_range_m: float
+              ) -> np.ndarray:
+    """Indices of the boxes that may be hit: not containing the camera, and not wholly
+    outside one side of the view frustum (a conservative test on the eight corners in the
+    camera frame)."""
     if box_min.shape[0] == 0:
-        return box_min, box_max
+        return np.zeros(0, dtype=np.intp)
     origin = np.asarray(camera.position, dtype=np.float64)
     inside = np.all((box_min <= origin) & (origin <= box_max), axis=1)
-    lo, hi = box_min[~inside], box_max[~inside]
-    corners = np.stack([np.where(np.array(bits, dtype=bool), hi, lo)
-                        for bits in np.ndindex(2, 2, 2)], axis=1)  # (B, 8, 3)
-    body = to_camera_frame(camera, corners.reshape(-1, 3)).reshape(-1, 8, 3)
+    kept = np.flatnonzero(~inside)
+    lo, hi = box_min[kept], box_max[kept]
+    body = to_camera_frame(camera, _corners(lo, hi).reshape(-1, 3)).reshape(-1, 8, 3)
     x, y, z = body[..., 0], body[..., 1], body[..., 2]
     tan_h = np.tan(np.radians(camera.fov_deg) / 2)
     tan_v = np.tan(np.radians(camera.vfov_deg) / 2)
     out = (np.all(x <= 0, axis=1) | np.all(x > max_range_m, axis=1)
            | np.all(y > tan_h * x, axis=1) | np.all(y < -tan_h * x, axis=1)
            | np.all(z > tan_v * x, axis=1) | np.all(z < -tan_v * x, axis=1))
-    return lo[~out], hi[~out]
+    return kept[~out]
+
+
+def _corners(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """The eight corners (n, 8, 3) of boxes (n, 3) + (n, 3)."""
+    return np.stack([np.where(np.array(bits, dtype=bool), hi, lo)
+                     for bits in np.ndindex(2, 2, 2)], axis=1)
+
+
+def render_ids(camera: Camera, box_min: np.ndarray, box_max: np.ndarray,
+               shape: tuple[int, int] = (240, 320), max_range_m: float = 12.0
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """The depth image of :func:`render_depth` (h, w, float32) and, per pixel, the index into
+    ``box_min`` / ``box_max`` of the box it sees (int32, ``-1`` where none is hit): an instance
+    image.
+
+    Each box is ray-cast only through the pixels its projected corners span (every pixel when
+    it reaches behind the camera), so a large image costs what the boxes cover on it rather
+    than pixels times boxes. A pixel two boxes meet at the same distance sees the first.
+    """
+    rays = pixel_rays(camera, shape)
+    inv = np.ascontiguousarray(np.moveaxis(1.0 / np.where(np.abs(rays) < 1e-12, 1e-12, rays),
+                                           2, 0))  # (3, h, w): one plane per axis
+    origin = np.asarray(camera.position, dtype=np.float64)
+    depth = np.full(shape, np.inf)
+    ids = np.full(shape, -1, dtype=np.int32)
+    keep = _in_sight(camera, box_min, box_max, max_range_m)
+    k_px = intrinsics(camera, shape)
+    for k in keep.tolist():
+        lo, hi = box_min[k] - origin, box_max[k] - origin
+        r0, r1, c0, c1 = _pixel_span(camera, box_min[k], box_max[k], shape, k_px)
+        if r0 >= r1 or c0 >= c1:
+            continue
+        t_near = np.zeros((r1 - r0, c1 - c0))
+        t_far = np.full_like(t_near, np.inf)
+        for axis in range(3):  # the slab test of render_depth, on this box's pixels
+            plane = inv[axis, r0:r1, c0:c1]
+            t1, t2 = plane * lo[axis], plane * hi[axis]
+            np.maximum(t_near, np.minimum(t1, t2), out=t_near)
+            np.minimum(t_far, np.maximum(t1, t2), out=t_far)
+        seen = depth[r0:r1, c0:c1]
+        closer = (t_far >= t_near) & (t_near > 0.0) & (t_near <= max_range_m) & (t_near < seen)
+        seen[closer] = t_near[closer]
+        ids[r0:r1, c0:c1][closer] = k
+    return depth.astype(np.float32), ids
+
+
+def _pixel_span(camera: Camera, lo: np.ndarray, hi: np.ndarray, shape: tuple[int, int],
+                k: tuple[float, float, float, float]) -> tuple[int, int, int, int]:
+    """Rows ``[r0, r1)`` and columns ``[c0, c1)`` whose pixel centres may see the box: those
+    its projected corners span, a pixel wider (the whole image if a corner is not ahead)."""
+    h, w = shape
+    fx, fy, cx, cy = k
+    body = to_camera_frame(camera, _corners(lo[None], hi[None])[0])
+    x = body[:, 0]
+    if np.any(x <= 1e-6):
+        return 0, h, 0, w
+    cols = cx - fx * body[:, 1] / x
+    rows = cy - fy * body[:, 2] / x
+    return (max(0, int(np.floor(rows.min())) - 1), min(h, int(np.ceil(rows.max())) + 1),
+            max(0, int(np.floor(cols.min())) - 1), min(w, int(np.ceil(cols.max())) + 1))
 
 
 def line_of_sight(camera: Camera, centers: np.ndarray, sizes: np.ndarray,

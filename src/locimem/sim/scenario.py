@@ -13,7 +13,9 @@ sensor's holes), the detections (:class:`~locimem.model.Detection`), and the tru
   detected at least once, the last place it was detected at, until the camera has seen that
   place empty (an object the detector never reported cannot be known by any memory fed by it);
 - ``sources[i]``: the true object that produced detection ``i`` (None for a false positive);
-- ``restart``: the process restarts before this scan.
+- ``restart``: the process restarts before this scan;
+- ``occluders``: boxes that hid things besides the home's own (a person in front of the
+  camera), so that the scan can be rendered again (:mod:`locimem.sim.frames2d`).
 
 Scenarios are built with :class:`ScenarioBuilder`, a script of what the robot does (walk, look,
 survey a room, go away for hours) and what happens in the home (moves, removals, additions,
@@ -73,6 +75,7 @@ class Frame:
     truth: Truth
     restart: bool = False
     note: str | None = None
+    occluders: tuple[Box, ...] = ()  # what stood in the way besides the home (a person)
 
 
 @dataclass(frozen=True)
@@ -171,8 +174,8 @@ class ScenarioBuilder:
         self._pending_watch: list[int] = []  # event indices whose 'watched' flag is pending
 
     # -- the robot ------------------------------------------------------------------------------
-    def scan(self, target: Sequence[float], note: str | None = None,
-             position: Sequence[float] | None = None) -> Frame:
+    def scan(self, target: Sequence[float] | np.ndarray, note: str | None = None,
+             position: Sequence[float] | np.ndarray | None = None) -> Frame:
         """One scan from the robot's position (or ``position``) looking at ``target``, with a
         little jitter of both; time then advances by ``dt_s``."""
         if position is not None:
@@ -195,7 +198,7 @@ class ScenarioBuilder:
             for k in range(1, n + 1):
                 p = start + heading * step * k
                 self.scan(p + 2.0 * heading + np.array([0, 0, -0.2]), position=p)
-            self.position = tuple(end.tolist())  # type: ignore[assignment]
+            self.position = tuple(end.tolist())
 
     def _door_waypoints(self, a: Vec3, b: Vec3) -> list[Vec3]:
         ra = self._room_index(a)
@@ -418,11 +421,11 @@ class ScenarioBuilder:
         return event
 
     # -- one frame ------------------------------------------------------------------------------
-    def _make_frame(self, target: Sequence[float], note: str | None) -> Frame:
+    def _make_frame(self, target: Sequence[float] | np.ndarray, note: str | None) -> Frame:
         rng = self._rng_camera
         pos = np.array(self.position) + np.r_[rng.normal(0, 0.03, 2), 0.0]
         tgt = np.asarray(target, dtype=float) + rng.normal(0, 0.05, 3)
-        bare = look_at(pos, tgt, fov_deg=self.fov_deg, vfov_deg=self.vfov_deg,
+        bare = look_at(pos.tolist(), tgt.tolist(), fov_deg=self.fov_deg, vfov_deg=self.vfov_deg,
                        range_m=self.range_m)
         ids = sorted(self.positions)
         centers = np.array([self.positions[i] for i in ids]).reshape(-1, 3)
@@ -459,6 +462,7 @@ class ScenarioBuilder:
             truth=Truth(present=dict(self.positions), known=dict(self.known), visible=visible,
                         occluded=occluded),
             restart=self._restart_next, note=note,
+            occluders=() if self._occluder is None else (self._occluder,),
         )
         self._restart_next = False
         self._last_visible = visible

@@ -16,12 +16,16 @@ lists them. Each plays through a memory in a few seconds.
                        range-growing noise, 15 % flicker and confident false positives
 ``weak_detector``      a detector with 70 % recall and realistic noise; one watched removal
 ``close_clutter``      same-label rows 8 cm apart, 30 % misses, range-growing noise
+``shelf``              two rows on shelf boards, the front row partly hiding the back one; a
+                       front thing taken away (what stood behind it comes into view), a back
+                       one nudged, one taken away while the robot is in the other room
 =====================  =========================================================================
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Sequence
+from typing import Protocol
 
 from locimem.sim.perception import NoiseModel
 from locimem.sim.scenario import Scenario, ScenarioBuilder
@@ -213,7 +217,7 @@ def thin_removals(seed: int = 8) -> Scenario:
     b.survey("kitchen", 8)
     b.survey("living", 8)
     thin = [i for i in sorted(b.positions) if b.specs[i].size_m[2] <= 0.04]
-    by_place = {}
+    by_place: dict[str, int] = {}
     for oid in thin:
         for f in ("living/coffee_table", "living/side_table", "kitchen/table",
                   "kitchen/counter"):
@@ -276,7 +280,66 @@ def close_clutter(seed: int = 10) -> Scenario:
     return b.build()
 
 
-SCENARIOS: dict[str, Callable[[int], Scenario]] = {
+def _two_rows(b: ScenarioBuilder, furniture: str, level: int, front: Sequence[str],
+              back: Sequence[str], pitch_m: float = 0.2) -> None:
+    """Before the day begins, set ``front`` along the open edge of the furniture's board
+    ``level`` and ``back`` along its back, each back thing half a pitch aside from the front
+    ones (so the front row hides part of it from a camera in front)."""
+    f = b.world.furniture_named(furniture)
+    board = f.surfaces[level]
+    depth_axis = 0 if abs(f.viewpoint_m[0] - f.target_m[0]) > abs(f.viewpoint_m[1]
+                                                                     - f.target_m[1]) else 1
+    along = 1 - depth_axis
+    opens_up = f.viewpoint_m[depth_axis] > f.target_m[depth_axis]  # open towards + that axis
+    lo, hi = board.min_xy[depth_axis], board.max_xy[depth_axis]
+    for labels, is_front, shift in ((front, True, 0.0), (back, False, pitch_m / 2)):
+        for k, label in enumerate(labels):
+            size = LABEL_SIZES[label]
+            half = size[depth_axis] / 2 + 0.01
+            depth = hi - half if is_front == opens_up else lo + half
+            at = [0.0, 0.0, board.z_m + size[2] / 2]
+            at[depth_axis] = depth
+            at[along] = board.min_xy[along] + 0.1 + shift + k * pitch_m
+            b.add(label, furniture, at=at, setup=True)
+
+
+def shelf(seed: int = 11) -> Scenario:
+    """Things on shelf boards in two rows, the front one partly hiding the back one: a front
+    thing taken away while watched (what stood behind it shows whole), a back thing nudged,
+    and a back thing taken away while the robot is in the other room."""
+    world = build_world(seed, rooms=("kitchen", "living"),
+                        bare=("kitchen/shelf", "living/bookcase"))
+    b = ScenarioBuilder("shelf", world, seed=seed)
+    _two_rows(b, "kitchen/shelf", 0, ("cup", "mug", "glass", "apple"),
+              ("bottle", "vase", "bottle", "vase"))
+    _two_rows(b, "kitchen/shelf", 1, ("bowl", "cup", "orange"), ("bottle", "vase", "bottle"),
+              pitch_m=0.25)
+    _two_rows(b, "living/bookcase", 1, ("candle", "clock", "cup", "book"),
+              ("vase", "plant", "vase", "vase"), pitch_m=0.26)
+    b.survey("kitchen", 6)
+    b.look("kitchen/shelf", 10)
+    front = [i for i in b.objects_on("kitchen/shelf") if b.specs[i].label in ("cup", "mug")]
+    b.remove(front[0])  # watched: the thing behind it comes into view
+    b.look("kitchen/shelf", 16)
+    back = [i for i in b.objects_on("kitchen/shelf") if b.specs[i].label == "vase"]
+    b.move_near(back[-1], 0.05)
+    b.look("kitchen/shelf", 10)
+    b.survey("living", 6)
+    b.look("living/bookcase", 10)
+    b.survey("kitchen", 6)
+    shelved = [i for i in b.objects_on("living/bookcase") if b.specs[i].label == "plant"]
+    b.remove(shelved[0])  # while the robot is in the kitchen
+    b.look("living/bookcase", 16)
+    b.survey("kitchen", 6)
+    b.survey("living", 6)
+    return b.build()
+
+
+class _Scenario(Protocol):
+    def __call__(self, seed: int = ...) -> Scenario: ...
+
+
+SCENARIOS: dict[str, _Scenario] = {
     "kitchen_day": kitchen_day,
     "clutter": clutter,
     "heavy_flicker": heavy_flicker,
@@ -287,6 +350,7 @@ SCENARIOS: dict[str, Callable[[int], Scenario]] = {
     "thin_removals": thin_removals,
     "weak_detector": weak_detector,
     "close_clutter": close_clutter,
+    "shelf": shelf,
 }
 NAMES: tuple[str, ...] = tuple(SCENARIOS)
 

@@ -70,7 +70,7 @@ class Box:
     @staticmethod
     def around(center: Sequence[float], size: Sequence[float]) -> Box:
         c, s = np.asarray(center, dtype=float), np.asarray(size, dtype=float) / 2.0
-        return Box(tuple((c - s).tolist()), tuple((c + s).tolist()))  # type: ignore[arg-type]
+        return Box(tuple((c - s).tolist()), tuple((c + s).tolist()))
 
     @property
     def center_m(self) -> Vec3:

@@ -20,6 +20,7 @@ from locimem.errors import InvalidInput
 from locimem.memory.base import Service, in_turn
 from locimem.model import (
     Event,
+    Record,
 )
 from locimem.tracker.governance import (
     decide_attributes,
@@ -51,7 +52,7 @@ class Corrections(Service):
         records = decide_relabel(live._state, live._config, obj, label, when, actor, reason,
                                  recorded)
         live._commit(records)
-        return records[-1]  # type: ignore[return-value]
+        return _event(records[-1])
 
     @in_turn
     def move(self, object_id: int, center: Sequence[float], *, actor: str = "operator",
@@ -65,7 +66,7 @@ class Corrections(Service):
         records = decide_move(live._state, live._config, obj, center, when, actor, reason,
                               recorded)
         live._commit(records)
-        return records[-1]  # type: ignore[return-value]
+        return _event(records[-1])
 
     @in_turn
     def set_attributes(self, object_id: int, values: dict[str, Any] | None = None, *,
@@ -85,7 +86,7 @@ class Corrections(Service):
         records = decide_attributes(live._state, obj, values, removed, when, actor, reason,
                                     recorded)
         live._commit(records)
-        return records[-1]  # type: ignore[return-value]
+        return _event(records[-1])
 
     @in_turn
     def forget(self, object_id: int, *, actor: str = "operator", reason: str | None = None,
@@ -99,7 +100,7 @@ class Corrections(Service):
                                                                    reason, t)
         records = decide_forget(live._state, obj, when, actor, reason, recorded)
         live._commit(records)
-        return records[-1]  # type: ignore[return-value]
+        return _event(records[-1])
 
     @in_turn
     def merge(self, object_id: int, other_id: int, *, actor: str = "operator",
@@ -116,7 +117,7 @@ class Corrections(Service):
             raise InvalidInput(f"cannot merge object {obj.id} with itself")
         records = decide_merge(live._state, obj, other, when, actor, reason, recorded)
         live._commit(records)
-        return records[-1]  # type: ignore[return-value]
+        return _event(records[-1])
 
     @in_turn
     def split(self, object_id: int, center: Sequence[float], *, label: str | None = None,
@@ -136,4 +137,11 @@ class Corrections(Service):
         records = decide_split(live._state, obj, live._state.next_object_id, label, center,
                                size, when, actor, reason, recorded)
         live._commit(records)
-        return records[1]  # type: ignore[return-value]
+        return _event(records[1])
+
+
+def _event(record: Record) -> Event:
+    """The event a correction returns (one of the records it committed)."""
+    if type(record) is not Event:
+        raise TypeError(f"a correction returns one of its events, not a {type(record).__name__}")
+    return record

@@ -48,7 +48,7 @@ class Scans(Service):
         events = tuple(r for r in records if isinstance(r, Event))
         for warning in decision.warnings:
             logger.warning(SCAN_WARNING, t, warning)
-        return ScanResult(commit=decision.records[0].id, t=t,  # type: ignore[union-attr]
+        return ScanResult(commit=decision.commit_id, t=t,
                           assignments=decision.assignments, events=events,
                           rejected=decision.rejected, warnings=decision.warnings)
 

@@ -65,6 +65,15 @@ class Decision:
     rejected: dict[int, str]
     warnings: tuple[str, ...] = ()
 
+    @property
+    def commit_id(self) -> int:
+        """The id of the commit decided (its first record)."""
+        head = self.records[0]
+        if type(head) is not Commit:
+            raise TypeError(f"a decision's records start with its Commit, not "
+                            f"{type(head).__name__}")
+        return head.id
+
 
 def decide(
     state: MemoryState,

@@ -62,6 +62,13 @@ def _quality(out: TextIO, quick: bool) -> None:
     run_seed_sweep(out, 2 if quick else 5, scenarios=["clutter"] if quick else None)
 
 
+def _camera(out: TextIO, quick: bool) -> None:
+    from locimem.bench.lifting import run_frames_suite as run_camera_suite
+
+    run_camera_suite(out, 1 if quick else 5, scenarios=["clutter"] if quick else None,
+                     image=(120, 160) if quick else (240, 320))
+
+
 def _qa(out: TextIO, quick: bool) -> None:
     from locimem.bench.qa import run_qa_suite
 
@@ -105,6 +112,11 @@ SECTIONS: tuple[Section, ...] = (
     Section("Tracking quality", "locimem bench quality --seeds 5",
             "each simulated day played with 5 seeds, the worst seed's figures beside a naive "
             "baseline and the ceilings no memory can pass", _quality),
+    Section("From a camera", "locimem bench quality --input frames",
+            "each day rendered as 2D boxes, masks and a noisy depth image, lifted and played "
+            "beside the same day as 3D detections: position error, objects behind their far "
+            "face, boxes not lifted, identity and belief quality (worst of 5 seeds)",
+            _camera),
     Section("Question answering", "locimem bench qa",
             "questions written from each day's ground truth, answered through the agent "
             "tools, graded per kind", _qa),

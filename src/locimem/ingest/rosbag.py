@@ -34,6 +34,7 @@ from locimem.ingest.rosmsg import (
     stamp_s,
     stamp_where,
 )
+from locimem.perception import camera_matrix
 
 __all__ = ["STREAM_WAIT_S", "BagOptions", "BagReader", "CameraInfoSample"]
 
@@ -217,11 +218,12 @@ class BagReader(ABC):
     def _add_info(self, msg: Any, topic: str, where: str) -> None:
         t = stamp_s(msg.header, where)
         try:
-            window = camera_window(list(msg.k), int(msg.width), int(msg.height))
+            k = camera_matrix(msg)  # (a distorted camera info: its rectified image's)
+            window = camera_window(list(k), int(msg.width), int(msg.height))
         except InvalidInput as exc:
             raise IngestError(stamp_where(topic, msg.header), str(exc)) from None
         self.infos.append(CameraInfoSample(t, str(msg.header.frame_id), window, int(msg.width),
-                                           int(msg.height), tuple(float(v) for v in msg.k)))
+                                           int(msg.height), k))
 
     def _camera_frame(self, info: CameraInfoSample) -> str:
         return (self.options.camera_frame or info.frame).lstrip("/")

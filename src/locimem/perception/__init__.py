@@ -3,7 +3,8 @@
 ``memory.observe`` takes.
 
 - :class:`Intrinsics`: a pinhole camera's ``fx, fy, cx, cy, width, height``
-  (:meth:`Intrinsics.from_camera_info` reads a ROS ``sensor_msgs/CameraInfo``).
+  (:meth:`Intrinsics.from_camera_info` reads a ROS ``sensor_msgs/CameraInfo``: of a
+  distorted camera, its rectified image's intrinsics, :func:`camera_matrix`).
 - :class:`Box2D`: one 2D detection (box, label, score; optional mask, embedding, track id).
 - :func:`lift_frame`: a frame's boxes, depth image and camera pose ->
   :class:`LiftedFrame` (``detections``, ``camera``, ``skipped``).
@@ -13,7 +14,7 @@ the camera geometry and the checks, and nothing above.
 """
 
 from locimem.perception.boxes import Box2D
-from locimem.perception.intrinsics import Intrinsics, centred_window
+from locimem.perception.intrinsics import Intrinsics, camera_matrix, centred_window
 from locimem.perception.lift import LiftedFrame, lift_frame
 
-__all__ = ["Box2D", "Intrinsics", "LiftedFrame", "centred_window", "lift_frame"]
+__all__ = ["Box2D", "Intrinsics", "LiftedFrame", "camera_matrix", "centred_window", "lift_frame"]

@@ -6,8 +6,11 @@ through pixel ``(row v, column u)`` is, in the optical frame (z forward, x right
 ``cx = (width - 1) / 2``. (locimem's :mod:`~locimem.geometry` puts pixel centres at
 ``u + 0.5`` with ``cx = width / 2``: the same camera, half a pixel apart in the numbers.)
 
-Distortion is not modelled: give rectified images (the ``image_rect`` topics of ROS
-``image_proc``; a RealSense's aligned depth is rectified).
+Distortion is not modelled: lifting needs rectified images (the ``image_rect`` topics of ROS
+``image_proc``; a RealSense's aligned depth is rectified). A ``CameraInfo`` whose distortion
+``d`` is not all zero describes the *raw* image, and by ROS's convention its projection
+matrix ``p`` holds the intrinsics of the rectified one: those are used
+(:func:`camera_matrix`). A distorted camera info without a usable ``p`` is refused.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import Any
 from locimem.check import check_float, check_int, check_positive
 from locimem.errors import InvalidInput
 
-__all__ = ["Intrinsics", "centred_window"]
+__all__ = ["Intrinsics", "camera_matrix", "centred_window"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,33 +67,8 @@ class Intrinsics:
             InvalidInput: a field is missing, ``k`` is not 9 finite numbers of a pinhole
                 matrix (no skew, last row ``0 0 1``), or the camera is uncalibrated (all 0).
         """
-        def field(name: str) -> Any:
-            for key in (name, name.upper()):
-                if isinstance(info, Mapping):
-                    if key in info:
-                        return info[key]
-                elif hasattr(info, key):
-                    return getattr(info, key)
-            raise InvalidInput(f"camera info has no {name!r} (a sensor_msgs/CameraInfo, or a "
-                               "dict with 'k', 'width' and 'height')")
-
-        raw = field("k")
-        try:
-            k = [float(v) for v in raw]
-        except (TypeError, ValueError):
-            raise InvalidInput(f"camera info 'k' must be 9 numbers, got {raw!r:.60}") from None
-        if len(k) != 9:
-            raise InvalidInput(f"camera info 'k' must have 9 numbers (3x3, row-major), got "
-                               f"{len(k)}")
-        if not all(math.isfinite(v) for v in k):
-            raise InvalidInput("camera info 'k' must be finite")
-        if not any(k):
-            raise InvalidInput("camera info 'k' is all zeros: the camera is uncalibrated")
-        if k[1] != 0.0 or k[3] != 0.0 or (k[6], k[7], k[8]) != (0.0, 0.0, 1.0):
-            raise InvalidInput(f"camera info 'k' must be a pinhole matrix [fx, 0, cx, 0, fy, "
-                               f"cy, 0, 0, 1] (no skew), got {k}")
-        width, height = field("width"), field("height")
-        return cls(k[0], k[4], k[2], k[5], width, height)
+        k = camera_matrix(info)
+        return cls(k[0], k[4], k[2], k[5], _field(info, "width"), _field(info, "height"))
 
     def scaled(self, width: int, height: int) -> Intrinsics:
         """The same camera at another resolution (a depth image registered to this one and
@@ -105,6 +83,70 @@ class Intrinsics:
     def as_tuple(self) -> tuple[float, float, float, float, float, float]:
         """``(fx, fy, cx, cy, width, height)``: :attr:`locimem.model.Camera.intrinsics`."""
         return (self.fx, self.fy, self.cx, self.cy, float(self.width), float(self.height))
+
+
+def camera_matrix(info: Any) -> tuple[float, ...]:
+    """The 3x3 camera matrix (9 numbers, row-major) of the rectified image a
+    ``sensor_msgs/CameraInfo`` (a message, or a dict with its fields) describes: ``k`` when
+    its distortion ``d`` is absent or all zero; else the left 3x3 of its projection matrix
+    ``p`` (``[fx', 0, cx', Tx, 0, fy', cy', Ty, 0, 0, 1, 0]``), the rectified image's.
+
+    Raises:
+        InvalidInput: the matrix is missing, not 9 finite numbers of a pinhole matrix (no
+            skew, last row ``0 0 1``), all zeros (uncalibrated), or ``d`` is not zero and
+            ``p`` is missing or all zeros (a raw, distorted image: give rectified ones).
+    """
+    name, raw = "k", _field(info, "k")
+    d = _field(info, "d", None)
+    try:
+        distorted = d is not None and any(float(v) != 0.0 for v in d)
+    except (TypeError, ValueError):
+        raise InvalidInput(f"camera info 'd' must be numbers, got {d!r:.60}") from None
+    if distorted:
+        p = _numbers(_field(info, "p", None) or (), "p")
+        if len(p) != 12 or not any(p):
+            raise InvalidInput(
+                f"camera info has distortion d={list(d)!r:.80} and no projection matrix 'p' "
+                "of its rectified image: lifting needs rectified images — give the "
+                "image_rect topics (ROS image_proc) and their camera info")
+        name, raw = "p (the rectified image's)", [*p[0:3], *p[4:7], *p[8:11]]
+    k = _numbers(raw, name)
+    if len(k) != 9:
+        raise InvalidInput(f"camera info 'k' must have 9 numbers (3x3, row-major), got "
+                           f"{len(k)}")
+    if not any(k):
+        raise InvalidInput(f"camera info {name} is all zeros: the camera is uncalibrated")
+    if k[1] != 0.0 or k[3] != 0.0 or (k[6], k[7], k[8]) != (0.0, 0.0, 1.0):
+        raise InvalidInput(f"camera info {name} must be a pinhole matrix [fx, 0, cx, 0, fy, "
+                           f"cy, 0, 0, 1] (no skew), got {k}")
+    return tuple(k)
+
+
+_MISSING = object()
+
+
+def _field(info: Any, name: str, default: Any = _MISSING) -> Any:
+    """A camera info's field (ROS 1's upper-case name too), from a message or a dict."""
+    for key in (name, name.upper()):
+        if isinstance(info, Mapping):
+            if key in info:
+                return info[key]
+        elif hasattr(info, key):
+            return getattr(info, key)
+    if default is not _MISSING:
+        return default
+    raise InvalidInput(f"camera info has no {name!r} (a sensor_msgs/CameraInfo, or a dict "
+                       "with 'k', 'width' and 'height')")
+
+
+def _numbers(raw: Any, name: str) -> list[float]:
+    try:
+        out = [float(v) for v in raw]
+    except (TypeError, ValueError):
+        raise InvalidInput(f"camera info {name!r} must be numbers, got {raw!r:.60}") from None
+    if not all(math.isfinite(v) for v in out):
+        raise InvalidInput(f"camera info {name!r} must be finite")
+    return out
 
 
 def _centred(c: float, n: int) -> tuple[int, int]:

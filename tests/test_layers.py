@@ -33,10 +33,10 @@ TIERS: list[tuple[str, set[str]]] = [
     ("store", {"store"}),  # the storage contract and its backends
     ("reads", {"query", "agent"}),  # reading a state; tools, prompts and answers over it
     ("memory", {"memory", "__init__"}),  # the facade and the public names
-    # built on the facade: files and formats, robots in, worlds, scores, pictures out, MCP,
-    # benchmarks, the command line
-    ("front ends", {"interchange", "ingest", "sim", "eval", "viz", "mcp", "bench", "cli",
-                    "__main__"}),
+    # built on the facade: files and formats, store integrity, robots in, worlds, scores,
+    # pictures out, MCP, benchmarks, the command line
+    ("front ends", {"interchange", "integrity", "ingest", "sim", "eval", "viz", "mcp", "bench",
+                    "cli", "__main__"}),
 ]
 RANK = {name: i for i, (_, units) in enumerate(TIERS) for name in units}
 

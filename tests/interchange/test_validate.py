@@ -455,7 +455,7 @@ def test_the_quick_commit_order_check_agrees_with_the_window_query(pairs) -> Non
     """log_order's quick check (each commit's span of seqs, from the commit indexes) says the
     records are in commit order only when the window query finds none out of place, and —
     each seq once — exactly then."""
-    from locimem.interchange.rules_log import _out_of_order, _records_in_commit_order
+    from locimem.integrity.rules_log import _out_of_order, _records_in_commit_order
 
     conn = _records_table(pairs)
     records = ("(SELECT seq AS k, commit_id AS v, '' AS p FROM observations UNION ALL "

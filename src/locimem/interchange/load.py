@@ -57,7 +57,7 @@ from locimem.tracker.apply import EPOCH_KINDS
 from locimem.tracker.load import gc_paused, replay_stale_cache
 
 if TYPE_CHECKING:
-    from locimem.interchange.checker import ValidationReport
+    from locimem.integrity.checker import ValidationReport
 
 __all__ = ["ImportReport", "import_memory"]
 

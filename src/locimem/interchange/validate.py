@@ -129,7 +129,7 @@ import tempfile
 from pathlib import Path
 
 from locimem.errors import NotFound
-from locimem.interchange.checker import (
+from locimem.integrity.checker import (
     COMMIT_KINDS,
     DIRECTORY_RULES,
     FILE_RULES,
@@ -139,9 +139,9 @@ from locimem.interchange.checker import (
     Violation,
     load_state,
 )
+from locimem.integrity.rules_state import DELTA_STATUSES
 from locimem.interchange.directory import check_directory, verify_directory
 from locimem.interchange.load import _import_memory
-from locimem.interchange.rules_state import DELTA_STATUSES
 from locimem.interchange.store_check import validate_store
 from locimem.memory import ObjectMemory, reader_of
 from locimem.progress import Progress

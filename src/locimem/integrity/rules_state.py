@@ -3,8 +3,8 @@
 The per-scope rules about the materialised state and what it refers to
 (``confidence_range``, ``object_fields``, ``parents_exist``, ``relations_live``,
 ``levels_rooms``, ``cache_matches_log``, ``deltas_valid``, ``keyframes_bounded``). Each check
-is a function of the :class:`~locimem.interchange.validate.Checker` and the
-:class:`~locimem.interchange.validate.Scope`, named for its rule; it reports through
+is a function of the :class:`~locimem.integrity.checker.Checker` and the
+:class:`~locimem.integrity.checker.Scope`, named for its rule; it reports through
 ``c.add`` (``c.warn`` for what is odd but legitimate). The rules are documented in the
 docstring of :mod:`locimem.interchange.validate`.
 """
@@ -26,7 +26,7 @@ from locimem.tracker.apply import TOMB_KEY, apply
 from locimem.tracker.state import MemoryState
 
 if TYPE_CHECKING:
-    from locimem.interchange.checker import Checker, Scope
+    from locimem.integrity.checker import Checker, Scope
 
 DELTA_STATUSES = ("pending", "confirmed", "rejected", "applied")
 _SUPPORT = ("on", "under", "in")  # relations that order levels: never furniture to an item

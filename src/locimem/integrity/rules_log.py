@@ -3,8 +3,8 @@
 The file-wide rules (``sqlite_integrity``, ``schema_version``, ``schema_tables``,
 ``ids_unique``, ``log_order``, ``record_kinds``) and the per-scope rules about the log itself
 (``appeared``, ``observations_accounted``, ``checkpoints_valid``). Each check is a function of
-the :class:`~locimem.interchange.validate.Checker` (and, per scope, the
-:class:`~locimem.interchange.validate.Scope`) named for its rule; it reports through
+the :class:`~locimem.integrity.checker.Checker` (and, per scope, the
+:class:`~locimem.integrity.checker.Scope`) named for its rule; it reports through
 ``c.add``. The rules are documented in the docstring of :mod:`locimem.interchange.validate`.
 """
 
@@ -32,7 +32,7 @@ from locimem.tracker.apply import TOMB_KEY
 from locimem.tracker.state import MemoryState
 
 if TYPE_CHECKING:
-    from locimem.interchange.checker import Checker, Scope
+    from locimem.integrity.checker import Checker, Scope
 
 # events about no object
 _OBJECTLESS = tuple(sorted(k.value for k in OBJECTLESS_KINDS))

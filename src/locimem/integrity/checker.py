@@ -1,6 +1,6 @@
 """One validation run of a store file: the rules' names, the report they fill, and the
-:class:`Checker` every rule (:mod:`~locimem.interchange.rules_log`,
-:mod:`~locimem.interchange.rules_state`) reads from and reports to. The rules themselves are
+:class:`Checker` every rule (:mod:`~locimem.integrity.rules_log`,
+:mod:`~locimem.integrity.rules_state`) reads from and reports to. The rules themselves are
 documented in :mod:`locimem.interchange.validate`.
 """
 
@@ -137,7 +137,7 @@ class Scope:
 
 class Checker:
     """One validation run: the connection, the store opened on demand, the report. The rule
-    checks (:mod:`~locimem.interchange.rules_log`, :mod:`~locimem.interchange.rules_state`)
+    checks (:mod:`~locimem.integrity.rules_log`, :mod:`~locimem.integrity.rules_state`)
     are functions of it: they read with :meth:`q`, :meth:`load` and :attr:`store`, and report
     with :meth:`add` and :meth:`warn`."""
 
@@ -153,7 +153,7 @@ class Checker:
         self._store: SQLiteStore | None = None
         self.only_scope = scope
         self.quick = quick
-        self.checks = checks  # rule name -> its check (locimem.interchange.store_check)
+        self.checks = checks  # rule name -> its check (locimem.integrity.sqlite)
         self.config = TrackerConfig()
         self.report = ValidationReport(target)
         self._scope: str | None = None

@@ -347,7 +347,8 @@ def apply(state: MemoryState, record: Record, lost_after_s: float,
         # on first need is built from the objects as they were before this one
         state.scene.ensure_built()
         effect = EFFECTS[record.kind]
-        effect.apply(state, record, lost_after_s)
+        effect.apply(state, record, lost_after_s)  # the meaning, then the indexes
+        effect.index(state, record, lost_after_s)
         if touched is not None:
             effect.touch(touched, record)
         return

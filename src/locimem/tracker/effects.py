@@ -1,5 +1,6 @@
 """What each kind of event does, one table entry per kind (:data:`EFFECTS`): its meaning for
-the state (``apply``) and the materialised rows it changes (``touch``), side by side.
+the state's data (``apply``), the upkeep of the state's indexes that follows it (``index``)
+and the materialised rows it changes (``touch``), side by side.
 :func:`locimem.tracker.apply.apply` looks the kind up; nothing else in the tracker switches on
 an event's kind to change a state. A kind new to :class:`~locimem.model.EventKind` must come
 with its entry (a test checks the table is whole).
@@ -80,10 +81,13 @@ class Touched:
 
 @dataclass(frozen=True, slots=True)
 class Effect:
-    """One event kind's effect: ``apply(state, event, lost_after_s)`` changes the state as
-    the event says; ``touch(touched, event)`` notes the rows that changed."""
+    """One event kind's effect: ``apply(state, event, lost_after_s)`` changes the state's
+    data as the event says; ``index(state, event, lost_after_s)``, called right after, keeps
+    the state's indexes (grids, embeddings, labels, loss queue, relations) in step with that
+    change; ``touch(touched, event)`` notes the rows that changed."""
 
     apply: Callable[[MemoryState, Event, float], None]
+    index: Callable[[MemoryState, Event, float], None]
     touch: Callable[[Touched, Event], None]
 
 
@@ -130,10 +134,7 @@ def _prior(state: MemoryState, ev: Event, lost_after_s: float) -> None:
 
 def _delta(state: MemoryState, ev: Event, lost_after_s: float) -> None:
     delta = Delta.from_dict(ev.data)
-    new = delta.id not in state.deltas
     state.deltas[delta.id] = delta
-    if new:
-        state.index_delta(delta)
 
 
 def _keyframe(state: MemoryState, ev: Event, lost_after_s: float) -> None:
@@ -153,22 +154,16 @@ def _room_removed(state: MemoryState, ev: Event, lost_after_s: float) -> None:
 
 
 def _revived(state: MemoryState, ev: Event, lost_after_s: float) -> None:
-    tomb = state.tombstones.pop(ev.object_id)
-    state.indexes.tomb_grid.remove(ev.object_id)
-    obj = tomb.obj
+    obj = state.tombstones.pop(ev.object_id).obj
     obj.lost = False
     obj.lost_at = None
     state.objects[obj.id] = obj
-    state.place_object(obj)
-    state.schedule_loss(obj, lost_after_s)
 
 
 def _appeared(state: MemoryState, ev: Event, lost_after_s: float) -> None:
     obj = new_object(ev)
     state.objects[obj.id] = obj
     state.next_object_id = max(state.next_object_id, obj.id + 1)
-    state.place_object(obj)
-    state.schedule_loss(obj, lost_after_s)
 
 
 def _promoted(state: MemoryState, ev: Event, lost_after_s: float) -> None:
@@ -176,18 +171,11 @@ def _promoted(state: MemoryState, ev: Event, lost_after_s: float) -> None:
     obj.promoted = True
     if "to" in ev.data:  # the settled box, refined from the averaged sightings
         _settle(obj, ev.data, ev.t)
-    # the label index files only promoted objects as absent; nothing is absent when it is
-    # promoted today (a sighting or a new object comes with it), but that rule should not
-    # rest on who emits PROMOTED
-    state.note_absence(obj)
-    _reindex(state, obj)
 
 
 def _label_changed(state: MemoryState, ev: Event, lost_after_s: float) -> None:
     obj = state.objects[ev.object_id]
     obj.label = ev.data["to"]
-    state.index_label(obj)
-    _reindex(state, obj)
 
 
 def _moved(state: MemoryState, ev: Event, lost_after_s: float) -> None:  # MOVED, SETTLED
@@ -195,24 +183,18 @@ def _moved(state: MemoryState, ev: Event, lost_after_s: float) -> None:  # MOVED
     _settle(obj, ev.data, ev.t)
     if ev.kind is EventKind.MOVED:  # told by its looks alone: remember where from
         obj.moved_from = tuple(ev.data["from"]) if ev.data.get("by_looks") else None
-    _reindex(state, obj)
 
 
 def _lost(state: MemoryState, ev: Event, lost_after_s: float) -> None:
     obj = state.objects[ev.object_id]
     obj.lost = True
     obj.lost_at = ev.t
-    state.note_absence(obj)
-    state.scene.remove(obj.id)
 
 
 def _reacquired(state: MemoryState, ev: Event, lost_after_s: float) -> None:
     obj = state.objects[ev.object_id]
     obj.lost = False
     obj.lost_at = None
-    state.note_absence(obj)
-    state.schedule_loss(obj, lost_after_s)
-    _reindex(state, obj)
 
 
 def _reanchored(state: MemoryState, ev: Event, lost_after_s: float) -> None:
@@ -220,23 +202,19 @@ def _reanchored(state: MemoryState, ev: Event, lost_after_s: float) -> None:
     obj.center = tuple(ev.data["to"])
     obj.place = tuple(ev.data["place"])
     obj.held = ()  # held sightings were placed with the poses before the correction
-    state.place_object(obj)
-    _reindex(state, obj)
 
 
 def _corrected(state: MemoryState, ev: Event, lost_after_s: float) -> None:
     obj = state.objects[ev.object_id]
-    _apply_correction(state, obj, ev.data, ev.t)
-    state.index_label(obj)
-    _reindex(state, obj)
+    _apply_correction(obj, ev.data, ev.t)
 
 
 def _expired(state: MemoryState, ev: Event, lost_after_s: float) -> None:
-    _drop(state, state.objects[ev.object_id].id)
+    del state.objects[ev.object_id]
 
 
 def _merged(state: MemoryState, ev: Event, lost_after_s: float) -> None:
-    _apply_merge(state, state.objects[ev.object_id], ev.data, lost_after_s, ev.t)
+    _apply_merge(state, state.objects[ev.object_id], ev.data, ev.t)
 
 
 def _split(state: MemoryState, ev: Event, lost_after_s: float) -> None:
@@ -246,45 +224,131 @@ def _split(state: MemoryState, ev: Event, lost_after_s: float) -> None:
 
 
 def _forgotten(state: MemoryState, ev: Event, lost_after_s: float) -> None:
-    obj = state.objects[ev.object_id]
-    del state.objects[obj.id]
-    state.unplace_object(obj.id)
-    state.scene.remove(obj.id)
+    obj = state.objects.pop(ev.object_id)
     state.tombstones[obj.id] = TombstoneState(obj, ev.t, ev.data["actor"], ev.data["reason"])
-    state.indexes.tomb_grid.set(obj.id, obj.center)
 
 
 def _epoch(state: MemoryState, ev: Event, lost_after_s: float) -> None:
     apply_epoch(state, ev)
 
 
+# -- index upkeep (right after a meaning) --------------------------------------------------------
+def _no_index(state: MemoryState, ev: Event, lost_after_s: float) -> None:
+    """Nothing indexed changed (or only rows: the prior map, keyframes, rooms)."""
+
+
+def _placed(state: MemoryState, ev: Event, lost_after_s: float) -> None:  # APPEARED
+    obj = state.objects[ev.object_id]
+    state.place_object(obj)
+    state.schedule_loss(obj, lost_after_s)
+
+
+def _revived_index(state: MemoryState, ev: Event, lost_after_s: float) -> None:
+    state.unplace_tomb(ev.object_id)
+    _placed(state, ev, lost_after_s)
+
+
+def _absence_and_relations(state: MemoryState, ev: Event, lost_after_s: float) -> None:
+    # PROMOTED. The label index files only promoted objects as absent; nothing is absent when
+    # it is promoted today (a sighting or a new object comes with it), but that rule should
+    # not rest on who emits PROMOTED
+    obj = state.objects[ev.object_id]
+    state.note_absence(obj)
+    _reindex(state, obj)
+
+
+def _label_and_relations(state: MemoryState, ev: Event, lost_after_s: float) -> None:
+    obj = state.objects[ev.object_id]  # LABEL_CHANGED
+    state.index_label(obj)
+    _reindex(state, obj)
+
+
+def _relations(state: MemoryState, ev: Event, lost_after_s: float) -> None:
+    _reindex(state, state.objects[ev.object_id])  # MOVED, SETTLED
+
+
+def _lost_index(state: MemoryState, ev: Event, lost_after_s: float) -> None:
+    state.note_absence(state.objects[ev.object_id])
+    state.scene.remove(ev.object_id)
+
+
+def _reacquired_index(state: MemoryState, ev: Event, lost_after_s: float) -> None:
+    obj = state.objects[ev.object_id]
+    state.note_absence(obj)
+    state.schedule_loss(obj, lost_after_s)
+    _reindex(state, obj)
+
+
+def _place_and_relations(state: MemoryState, ev: Event, lost_after_s: float) -> None:
+    obj = state.objects[ev.object_id]  # REANCHORED
+    state.place_object(obj)
+    _reindex(state, obj)
+
+
+def _corrected_index(state: MemoryState, ev: Event, lost_after_s: float) -> None:
+    obj = state.objects[ev.object_id]
+    if ev.data["field"] == "center":
+        state.place_object(obj)
+    state.index_label(obj)
+    _reindex(state, obj)
+
+
+def _unindexed(state: MemoryState, oid: int) -> None:
+    """An identity left the live state (expired, merged into another, forgotten)."""
+    state.unplace_object(oid)
+    state.scene.remove(oid)
+
+
+def _expired_index(state: MemoryState, ev: Event, lost_after_s: float) -> None:
+    _unindexed(state, ev.object_id)
+
+
+def _merged_index(state: MemoryState, ev: Event, lost_after_s: float) -> None:
+    _unindexed(state, ev.data["absorbed"])
+    obj = state.objects[ev.object_id]
+    state.place_object(obj)
+    state.schedule_loss(obj, lost_after_s)
+    _reindex(state, obj)
+
+
+def _forgotten_index(state: MemoryState, ev: Event, lost_after_s: float) -> None:
+    _unindexed(state, ev.object_id)
+    state.place_tomb(state.tombstones[ev.object_id].obj)
+
+
+def _delta_index(state: MemoryState, ev: Event, lost_after_s: float) -> None:
+    state.index_delta(state.deltas[ev.data["id"]])
+
+
 EFFECTS: dict[EventKind, Effect] = {
-    EventKind.APPEARED: Effect(_appeared, _object_row),
-    EventKind.PROMOTED: Effect(_promoted, _object_row),
-    EventKind.LABEL_CHANGED: Effect(_label_changed, _object_row),
-    EventKind.MOVED: Effect(_moved, _object_row),
-    EventKind.LOST: Effect(_lost, _object_row),
-    EventKind.REACQUIRED: Effect(_reacquired, _object_row),
-    EventKind.CORRECTED: Effect(_corrected, _object_row),
-    EventKind.FORGOTTEN: Effect(_forgotten, _forgotten_rows),
-    EventKind.SUPPRESSED: Effect(_nothing, _object_row),
-    EventKind.REVIVED: Effect(_revived, _revived_rows),
-    EventKind.COMPACTED: Effect(_nothing, _no_row),
-    EventKind.RELATION: Effect(_nothing, _object_row),
-    EventKind.ROOM_DEFINED: Effect(_room_defined, _rooms_row),
-    EventKind.ROOMS_CONNECTED: Effect(_rooms_connected, _rooms_row),
-    EventKind.ROOM_REMOVED: Effect(_room_removed, _rooms_row),
-    EventKind.EXPIRED: Effect(_expired, _identity_ends),
-    EventKind.MERGED: Effect(_merged, _identity_ends),
-    EventKind.SPLIT: Effect(_split, _object_row),
-    EventKind.PRIOR: Effect(_prior, lambda touched, ev: touched.prior.add(ev.object_id)),
-    EventKind.DELTA: Effect(_delta, lambda touched, ev: touched.deltas.add(ev.data["id"])),
-    EventKind.KEYFRAME: Effect(_keyframe,
+    EventKind.APPEARED: Effect(_appeared, _placed, _object_row),
+    EventKind.PROMOTED: Effect(_promoted, _absence_and_relations, _object_row),
+    EventKind.LABEL_CHANGED: Effect(_label_changed, _label_and_relations, _object_row),
+    EventKind.MOVED: Effect(_moved, _relations, _object_row),
+    EventKind.LOST: Effect(_lost, _lost_index, _object_row),
+    EventKind.REACQUIRED: Effect(_reacquired, _reacquired_index, _object_row),
+    EventKind.CORRECTED: Effect(_corrected, _corrected_index, _object_row),
+    EventKind.FORGOTTEN: Effect(_forgotten, _forgotten_index, _forgotten_rows),
+    EventKind.SUPPRESSED: Effect(_nothing, _no_index, _object_row),
+    EventKind.REVIVED: Effect(_revived, _revived_index, _revived_rows),
+    EventKind.COMPACTED: Effect(_nothing, _no_index, _no_row),
+    EventKind.RELATION: Effect(_nothing, _no_index, _object_row),
+    EventKind.ROOM_DEFINED: Effect(_room_defined, _no_index, _rooms_row),
+    EventKind.ROOMS_CONNECTED: Effect(_rooms_connected, _no_index, _rooms_row),
+    EventKind.ROOM_REMOVED: Effect(_room_removed, _no_index, _rooms_row),
+    EventKind.EXPIRED: Effect(_expired, _expired_index, _identity_ends),
+    EventKind.MERGED: Effect(_merged, _merged_index, _identity_ends),
+    EventKind.SPLIT: Effect(_split, _no_index, _object_row),
+    EventKind.PRIOR: Effect(_prior, _no_index,
+                            lambda touched, ev: touched.prior.add(ev.object_id)),
+    EventKind.DELTA: Effect(_delta, _delta_index,
+                            lambda touched, ev: touched.deltas.add(ev.data["id"])),
+    EventKind.KEYFRAME: Effect(_keyframe, _no_index,
                                lambda touched, ev: touched.keyframes.add(ev.object_id)),
-    EventKind.SETTLED: Effect(_moved, _object_row),
-    EventKind.REANCHORED: Effect(_reanchored, _object_row),
-    EventKind.MAP_EPOCH: Effect(_epoch, _no_row),
-    EventKind.MAP_ALIGNED: Effect(_epoch, _no_row),
+    EventKind.SETTLED: Effect(_moved, _relations, _object_row),
+    EventKind.REANCHORED: Effect(_reanchored, _place_and_relations, _object_row),
+    EventKind.MAP_EPOCH: Effect(_epoch, _no_index, _no_row),
+    EventKind.MAP_ALIGNED: Effect(_epoch, _no_index, _no_row),
 }
 
 
@@ -333,15 +397,7 @@ def new_object(ev: Event) -> ObjectState:
     return obj
 
 
-def _drop(state: MemoryState, oid: int) -> None:
-    """Remove an identity from the live state (expired, or merged into another)."""
-    del state.objects[oid]
-    state.unplace_object(oid)
-    state.scene.remove(oid)
-
-
-def _apply_merge(state: MemoryState, obj: ObjectState, data: dict, lost_after_s: float,
-                 ev_t: float) -> None:
+def _apply_merge(state: MemoryState, obj: ObjectState, data: dict, ev_t: float) -> None:
     """``obj`` (the older identity) absorbs ``data["absorbed"]``: it takes the state the event
     carries, and keeps the absorbed id so its history reads as one."""
     gone = state.objects[data["absorbed"]]
@@ -379,10 +435,7 @@ def _apply_merge(state: MemoryState, obj: ObjectState, data: dict, lost_after_s:
         obj.label = data["label"]
     if "to" in data:  # the survivor settles where the absorbed one was (a consolidated move)
         _settle(obj, data, ev_t)
-    _drop(state, gone.id)
-    state.place_object(obj)
-    state.schedule_loss(obj, lost_after_s)
-    _reindex(state, obj)
+    del state.objects[gone.id]
 
 
 def _settle(obj: ObjectState, data: dict, t: float) -> None:
@@ -398,7 +451,7 @@ def _reindex(state: MemoryState, obj: ObjectState) -> None:
         state.scene.place(obj)
 
 
-def _apply_correction(state: MemoryState, obj: ObjectState, data: dict, t: float) -> None:
+def _apply_correction(obj: ObjectState, data: dict, t: float) -> None:
     field = data["field"]
     if field == "label":
         if data.get("mass"):
@@ -411,7 +464,6 @@ def _apply_correction(state: MemoryState, obj: ObjectState, data: dict, t: float
         obj.center = tuple(data["to"])
         _settle(obj, data, t)
         obj.moved_from = None  # a person said where it is
-        state.place_object(obj)
     elif field == "attributes":
         obj.attributes.update(data.get("set", {}))
         for key in data.get("removed", []):

@@ -152,10 +152,11 @@ class StateIndexes:
         self._born[label].remove(self._born_key.pop(oid))
 
     def index_delta(self, delta: Delta) -> None:
-        """File a delta in ``delta_index`` (once; its keys never change)."""
+        """File a delta in ``delta_index`` once (its keys never change: a delta's later
+        events, changing its status, find it filed)."""
         for key in delta_keys(delta):
             ids = self.delta_index.setdefault(key, [])
-            if delta.id not in ids[-1:]:
+            if delta.id not in ids:
                 ids.append(delta.id)
 
     # -- questions ----------------------------------------------------------------------------

@@ -102,6 +102,15 @@ class MemoryState:
         if not self.indexes_deferred:
             self.indexes.note_absence(obj)
 
+    def place_tomb(self, obj: ObjectState) -> None:
+        """Index a forgotten object's place (its tombstone's)."""
+        if not self.indexes_deferred:
+            self.indexes.tomb_grid.set(obj.id, obj.center)
+
+    def unplace_tomb(self, object_id: int) -> None:
+        if not self.indexes_deferred:
+            self.indexes.tomb_grid.remove(object_id)
+
     def index_delta(self, delta: Delta) -> None:
         """File a delta in the delta index (once; its keys never change)."""
         if not self.indexes_deferred:

@@ -1,5 +1,5 @@
 """The package type-checks: mypy over ``src/locimem`` with the settings in pyproject.toml
-(``[tool.mypy]``: untyped bodies checked too, no unused ``type: ignore``). The test extra
+(``[tool.mypy]``: every function typed, bodies checked, no unused ``type: ignore``). The test extra
 installs mypy; CI enforces it here."""
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from locimem.bench.decisions import fingerprint, main
+from locimem.bench.decisions import compared, fingerprint, main
 from locimem.sim.scenarios import build
 
 
@@ -26,3 +26,12 @@ def test_compare_says_identical_or_which_differ(tmp_path: Path, capsys) -> None:
     before.write_text(json.dumps(changed))
     assert main([str(after), "--scenario", "track_id_resets", "--compare", str(before)]) == 1
     assert capsys.readouterr().out.endswith("1 differ: track_id_resets/101\n")
+
+
+def test_runs_the_old_file_lacks_are_named_apart_and_do_not_differ() -> None:
+    found = {"a/default": "1 2", "b/default": "3 4", "c/default": "5 6"}
+    assert compared(found, {"a/default": "1 2", "b/default": "3 4"}) == \
+        "identical (1 new, not in the old file: c/default)"
+    assert compared(found, {"a/default": "1 2", "b/default": "0 0"}) == \
+        "1 differ: b/default (1 new, not in the old file: c/default)"
+    assert compared(found, dict(found)) == "identical"

@@ -108,9 +108,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.compare is None:
         return 0
     old = json.loads(Path(args.compare).read_text())
-    differ = sorted(k for k in found if old.get(k) != found[k])  # (of the scenarios run)
-    print("identical" if not differ else f"{len(differ)} differ: {', '.join(differ)}")
-    return 1 if differ else 0
+    print(compared(found, old))
+    return 1 if any(k in old and old[k] != v for k, v in found.items()) else 0
+
+
+def compared(found: dict[str, str], old: dict[str, str]) -> str:
+    """What ``--compare`` says: "identical", or which runs differ; runs ``old`` does not
+    hold (a scenario added since) are named apart and do not count as differing."""
+    differ = sorted(k for k in found if k in old and old[k] != found[k])
+    new = sorted(k for k in found if k not in old)
+    text = "identical" if not differ else f"{len(differ)} differ: {', '.join(differ)}"
+    return text + (f" ({len(new)} new, not in the old file: {', '.join(new)})" if new else "")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -34,7 +34,7 @@ def test_a_distorted_camera_reads_its_rectified_images_p_not_k():
 
 @pytest.mark.parametrize("p", [None, [0.0] * 12, P[:9]])
 def test_a_distorted_camera_without_a_projection_matrix_is_refused(p):
-    with pytest.raises(InvalidInput, match="distortion .* lifting needs rectified images"):
+    with pytest.raises(InvalidInput, match=r"distortion .* lifting needs rectified images"):
         Intrinsics.from_camera_info(_info(k=K, d=D, p=p))
 
 

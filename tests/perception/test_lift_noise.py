@@ -57,3 +57,22 @@ def test_a_bad_noise_model_raises(bad):
     _, q, depth, _ = scene(POS, floor=None)
     with pytest.raises(InvalidInput, match="range_sigma_frac must be"):
         lift_frame([], depth, K, POS, q, range_sigma_frac=bad)
+
+
+def test_a_far_box_keeps_the_readings_its_noise_spreads():
+    # 4.5 m away, 1 % noise is 4.5 cm: a band narrower than the noise (9.5 cm, 2.1 sigma, before
+    # NOISE_BAND) dropped 4 % of the readings, and a box at the image's edge with few of them was
+    # refused as "scattered depth" (moves_across_rooms' stale cup)
+    cube = ((4.46, -0.04, 0.66), (4.54, 0.04, 0.74))  # 8 cm, 9 px wide
+    pos = (0.0, 0.0, 0.7)
+    _, q, depth, which = scene(pos, np.mean(cube, axis=0), boxes=(cube,), floor=None,
+                               wall_x=None)
+    mask = which == 0
+    box = Box2D(*box_of(K, pos, q, *cube), "box", 0.9, mask=mask)
+    for seed in range(10):
+        noisy = depth * (1.0 + np.random.default_rng(seed).normal(0.0, 0.01, depth.shape)
+                         ).astype(np.float32)
+        lifted = lift_frame([box], noisy, K, pos, q, min_pixels=int(0.98 * mask.sum()))
+        assert lifted.skipped == [], seed
+        (det,) = lifted.detections
+        np.testing.assert_allclose(det.center, np.mean(cube, axis=0), atol=0.03)

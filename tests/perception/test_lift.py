@@ -400,3 +400,36 @@ def test_the_guides_example_runs_and_prints_what_it_says():
     claims = [line.strip()[2:].split("    ")[0] for line in block.splitlines()
               if line.strip().startswith("# [")]
     assert out.getvalue().splitlines() == claims
+
+
+# -- a box cut by the image's edge ---------------------------------------------------------------
+EDGE_TARGET = (2.2, 2.2 * 320 / 525, 0.7)  # the image's right edge runs through the cube's centre
+
+
+def test_a_box_cut_by_the_images_edge_lifts_what_is_seen():
+    pos = (0.0, 0.0, 0.7)
+    _, q, depth, _ = scene(pos, target=EDGE_TARGET, floor=None)
+    box = box_of(K, pos, q, *CUBE)
+    assert box[2] == K.width  # the box runs to the image's edge
+    lifted = lift_frame([Box2D(*box, "box", 0.9)], depth, K, pos, q)
+    assert lifted.skipped == [] and lifted.indices == [0]
+    (det,) = lifted.detections
+    # the visible half of the front face (y from 0 to 0.2), lifted as a whole thing is: its
+    # centre and extent (and a depth its width suggests), not a guess beyond the edge
+    assert 0.06 <= det.center[1] <= 0.14 and 0.14 <= det.size[1] <= 0.26
+    assert 2.05 <= det.center[0] <= 2.2 and det.center[2] == pytest.approx(0.7, abs=0.02)
+
+
+def test_a_look_that_cuts_a_place_is_no_evidence_it_is_empty():
+    pos = (0.0, 0.0, 0.7)
+    _, q, depth, _ = scene(pos)
+    box = Box2D(*box_of(K, pos, q, *CUBE), "box", 0.9)
+    _, q_edge, empty, _ = scene(pos, target=EDGE_TARGET, boxes=())
+    with ObjectMemory.open(":memory:", durable=False) as mem:
+        for t in range(3):
+            lifted = lift_frame([box], depth, K, pos, q)
+            mem.observe(float(t), lifted.detections, lifted.camera)
+        for t in range(3, 12):  # the cube is gone, but only half its place is in the image
+            lifted = lift_frame([], empty, K, pos, q_edge)
+            mem.observe(float(t), lifted.detections, lifted.camera)
+        assert [o.status.value for o in mem.objects()] == ["confirmed"]

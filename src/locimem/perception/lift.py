@@ -42,6 +42,16 @@ readings than that (a black or glass object, no return) is refused as *backgroun
 only*: its margin shows the wall or the floor behind it, and lifting that would place the
 object there. (A box too small for its inner region to count is read whole.)
 
+**A box cut by the image's edge** (an object partly out of the frame) is lifted from what
+the image shows: the visible part's centre and extent, as if it were the whole thing — no
+guess at what lies beyond the edge, and no flag (a :class:`~locimem.model.Detection` has
+none). That is safe for the memory: the scan's camera never counts a place it does not see
+whole as looked at (:func:`locimem.geometry.place_looks`: out of view), so a cut view is no
+evidence that the rest is gone, and the memory's averaging of a thing's place and size over
+its sightings lets whole views outweigh the cut ones. A large object half out of the frame
+(furniture) is lifted up to half its size from its centre, which can be more than the
+association radius: give such boxes a lower confidence, or drop them, upstream.
+
 A box that cannot be lifted — too few readings, out of range, an empty mask — is reported in
 :attr:`LiftedFrame.skipped` with the reason, never dropped silently. A box that is wrong (outside
 the image, a mask of another size) raises :class:`~locimem.errors.InvalidInput`: that is a bug

@@ -13,6 +13,7 @@ from locimem.model.objects import (
     Record,
     RejectionState,
     TombstoneState,
+    commit_of,
 )
 from locimem.model.values import (
     OBJECTLESS_KINDS,
@@ -40,5 +41,5 @@ __all__ = [
     "CompactionReport", "Detection", "Event", "EventKind", "Held", "MapEpoch", "ObjectState",
     "ObjectStatus", "Observation", "ObservationMeta", "Quat", "RecallResult", "Record",
     "RejectionKey", "RejectionState", "ScanResult", "Tombstone", "TombstoneState",
-    "TrackedObject", "Vec3",
+    "TrackedObject", "Vec3", "commit_of",
 ]

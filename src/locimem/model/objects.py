@@ -8,6 +8,7 @@ store, the tracker, the scene graph and the queries all share them without impor
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -236,3 +237,11 @@ class ObservationMeta:
 
 
 Record = Commit | Observation | Event  # one entry of the append-only record
+
+
+def commit_of(records: Sequence[Record]) -> Commit:
+    """A commit's own record: the first of its records (a TypeError if it is not)."""
+    head = records[0]
+    if type(head) is not Commit:
+        raise TypeError(f"a commit's records start with its Commit, not {type(head).__name__}")
+    return head

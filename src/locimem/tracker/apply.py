@@ -335,8 +335,8 @@ def apply(state: MemoryState, record: Record, lost_after_s: float,
         update_object(obj, record, state.camera_commit)
         if record.feature is not None and state.feature_dim is None:
             state.feature_dim = int(record.feature.shape[0])
-        if not state.indexes_deferred:
-            state.place_object(obj)
+        if not state.indexes_deferred:  # (place_object's own check, one call fewer a sighting)
+            state.indexes.place(obj)
         if touched is not None:
             touched.objects.add(obj.id)
         return

@@ -26,7 +26,7 @@ from typing import Any
 
 from locimem.config import TrackerConfig
 from locimem.evidence.keyframes import could_join, offer, sighted_candidate, visibilities
-from locimem.model import Camera, Commit, Event, EventKind, Observation, Record
+from locimem.model import Camera, Event, EventKind, Observation, Record, commit_of
 from locimem.model.rows import RowChanges
 from locimem.scene.relations import RelationChange
 from locimem.tracker.apply import Touched, apply
@@ -83,7 +83,7 @@ class _Step:
     def add(self, items: Sequence[Derived]) -> None:
         if not items:
             return
-        state, commit = self.state, _head(self.records)
+        state, commit = self.state, commit_of(self.records)
         seq = max(r.seq for r in self.records[1:] if isinstance(r, (Observation, Event))) + 1 \
             if len(self.records) > 1 else state.next_seq
         for kind, oid, label, data in items:
@@ -144,7 +144,7 @@ def _keyframe_events(state: MemoryState, records: Sequence[Record], camera: Came
     """Offer each object's first sighting in this scan as a keyframe (see
     :mod:`locimem.evidence.keyframes`); a KEYFRAME event records each frame kept, with the
     frame it replaced (archived in the log, never dropped)."""
-    commit = _head(records)
+    commit = commit_of(records)
     out: list[Derived] = []
     offered: set[int] = set()
     joining = []
@@ -178,11 +178,3 @@ def _keyframe_events(state: MemoryState, records: Sequence[Record], camera: Came
                 "kept": [k.to_dict() for k in new_kept],
                 "archived": None if archived is None else archived.to_dict()}))
     return out
-
-
-def _head(records: Sequence[Record]) -> Commit:
-    """A commit's own record: the first of its records."""
-    head = records[0]
-    if type(head) is not Commit:
-        raise TypeError(f"a commit's records start with its Commit, not {type(head).__name__}")
-    return head

@@ -33,6 +33,7 @@ from locimem.model import (
     ObjectState,
     Observation,
     Record,
+    commit_of,
 )
 from locimem.tracker.apply import TOMB_KEY, new_object, update_object
 from locimem.tracker.associate import _Associator, _cosine
@@ -68,11 +69,7 @@ class Decision:
     @property
     def commit_id(self) -> int:
         """The id of the commit decided (its first record)."""
-        head = self.records[0]
-        if type(head) is not Commit:
-            raise TypeError(f"a decision's records start with its Commit, not "
-                            f"{type(head).__name__}")
-        return head.id
+        return commit_of(self.records).id
 
 
 def decide(

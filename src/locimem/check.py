@@ -121,7 +121,10 @@ def check_vec(value: Any, name: str, n: int = 3) -> tuple[float, ...]:
         raise InvalidInput(f"{name} must be a sequence of {n} numbers, got {_describe(value)}")
     if len(value) != n:
         raise InvalidInput(f"{name} must have {n} numbers, got {len(value)}")
-    return tuple(check_float(x, f"{name}[{i}]") for i, x in enumerate(value))
+    for x in value:  # the common case, Python floats that need no change, returned as they are
+        if type(x) is not float or not (x == 0.0 or MIN_NORMAL <= abs(x) < math.inf):
+            return tuple(check_float(x, f"{name}[{i}]") for i, x in enumerate(value))
+    return tuple(value)
 
 
 def check_size(value: Any, name: str = "size") -> tuple[float, float, float]:

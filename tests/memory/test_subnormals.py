@@ -6,6 +6,7 @@ object's box underflows there); an attribute integer past 64 bits is refused at
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -22,6 +23,18 @@ BACKENDS = [pytest.param(lambda tmp: str(tmp / "m.loci"), id="sqlite"),
             pytest.param(lambda tmp: pg.new_url("tiny"), id="postgres",
                          marks=pg.needs_postgres)]
 
+
+def test_a_vector_of_plain_floats_is_kept_and_any_other_is_converted_or_refused() -> None:
+    from locimem.check import check_vec
+
+    assert check_vec((1.5, -0.0, 1e300), "c") == (1.5, -0.0, 1e300)
+    mixed = check_vec([np.float64(0.25), 2, np.float32(0.5)], "c")
+    assert mixed == (0.25, 2.0, 0.5) and all(type(x) is float for x in mixed)
+    assert check_vec((1.0, TINY, 2.0), "c") == (1.0, 0.0, 2.0)
+    for bad, where in (((1.0, float("inf"), 0.0), "c[1]"), ((float("nan"), 0.0, 0.0), "c[0]"),
+                       ((0.0, 0.0, True), "c[2]")):
+        with pytest.raises(InvalidInput, match=rf"^{re.escape(where)} must be a finite"):
+            check_vec(bad, "c")
 
 def test_a_subnormal_is_flushed_to_zero_and_nothing_else_is() -> None:
     from locimem.check import flush_subnormal

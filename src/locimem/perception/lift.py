@@ -113,6 +113,7 @@ quantile, and on to the farthest points within ``REACH`` of that range beyond it
 SLACK_PX = 1.0
 """A box may overshoot the image by this many pixels (detector rounding); it is clipped."""
 _SIDE_TURN = 0.3  # |view direction| along an axis from which a box grows on its far side only
+_NAN = np.float32(np.nan)
 
 # optical (z forward, x right, y down) -> body (x forward, y left, z up) coordinates
 _OPTICAL_TO_BODY = np.array([[0.0, 0.0, 1.0], [-1.0, 0.0, 0.0], [0.0, -1.0, 0.0]])
@@ -358,7 +359,8 @@ def _lift_live(boxes: list[Box2D], live: np.ndarray, edges: np.ndarray, px: np.n
                                n_c.astype(np.int32)[:, None])
     cc = grid_c * stride[:, None] + c0.astype(np.int32)[:, None]
     rr = grid_r * stride[:, None] + r0.astype(np.int32)[:, None]
-    d = np.take(depth.reshape(-1), rr * np.int32(wd) + cc)
+    pixel = rr * np.int32(wd) + cc  # each sample's pixel in the flat depth image
+    d = np.take(depth.reshape(-1), pixel)
     d = d.astype(np.float32) if scale == 1.0 else np.multiply(d, np.float32(scale),
                                                                dtype=np.float32)
     ret = (d > 0.0) & slot  # NaN compares false
@@ -373,13 +375,14 @@ def _lift_live(boxes: list[Box2D], live: np.ndarray, edges: np.ndarray, px: np.n
             assert mask is not None
             n = int(count[j])
             if same:
-                vr, uc = rr[j, :n], cc[j, :n]
+                pixels = pixel[j, :n]
             else:  # the color pixel nearest each depth pixel's centre
                 uc = np.clip(np.rint((cc[j, :n] - di.cx) * (ci.fx / di.fx) + ci.cx), 0,
                              ci.width - 1).astype(np.intp)
                 vr = np.clip(np.rint((rr[j, :n] - di.cy) * (ci.fy / di.fy) + ci.cy), 0,
                              ci.height - 1).astype(np.intp)
-            sel[j, :n] &= mask[vr, uc]
+                pixels = vr * ci.width + uc
+            sel[j, :n] &= np.take(mask.reshape(-1), pixels)
         ret &= sel
         inr &= sel
     # the inner region: pixel centres within INNER / 2 of the box's middle, each way
@@ -501,38 +504,40 @@ def _smoothed(d: np.ndarray, inl: np.ndarray, grid_c: np.ndarray, n_c: np.ndarra
     the row with the left and right ones when both are inliers, then along the column with
     the ones above and below when both are — pairs on either side, so a plane's depth is kept
     exactly, at the object's edges too (a one-sided mean would pull an edge off its plane).
-    Also, per box, the mean over its inliers of the share of a reading's noise variance left
-    (1/9 inside a face, 1 where no pair is whole; a column pair's taken as its middle's)."""
-    width = d.shape[1]
-    f0 = np.float32(0.0)
+    The depths off the inliers come back NaN. Also, per box, the mean over its inliers of the
+    share of a reading's noise variance left (1/9 inside a face, 1 where no pair is whole; a
+    column pair's taken as its middle's)."""
+    m, width = d.shape
+    nc = n_c.astype(np.int32)[:, None]
+    h = np.where(inl, d, _NAN)  # NaN off the inliers: a sum over a pair is finite when whole
     # along the rows: the neighbours are the next slots, within the same grid row
-    pair = np.zeros_like(inl)
-    pair[:, 1:-1] = inl[:, :-2] & inl[:, 2:] & (grid_c[:, 1:-1] > 0)
-    pair[:, 1:-1] &= grid_c[:, 1:-1] < n_c.astype(np.int32)[:, None] - 1
-    pair &= inl
-    h = d.copy()
-    h[:, 1:-1] = np.where(pair[:, 1:-1], (d[:, :-2] + d[:, 1:-1] + d[:, 2:]) / np.float32(3.0),
-                          d[:, 1:-1])
-    share_h = np.where(pair, np.float32(1.0 / 3.0), np.float32(1.0))
-    # along the columns: n_c slots away
-    m = d.shape[0]
+    total = h[:, :-2] + h[:, 1:-1]
+    total += h[:, 2:]
+    row = np.isfinite(total)
+    gc = grid_c[:, 1:-1]
+    row &= gc > 0
+    row &= gc < nc - 1
+    total /= np.float32(3.0)
+    np.copyto(h[:, 1:-1], total, where=row)
+    # along the columns: n_c slots away (a slot beyond the box's rows reads another box's, or
+    # a clipped one, and is masked)
     at = np.arange(width, dtype=np.int32)[None, :]
-    step = n_c.astype(np.int32)[:, None]
-    up, down = at - step, at + step
-    ok = inl & (up >= 0) & (down < count[:, None])
-    base = (np.arange(m, dtype=np.int32) * np.int32(width))[:, None]
-    up = np.maximum(up, 0) + base
-    down = np.minimum(down, width - 1) + base
-    # (the row pass's depths with NaN off the inliers: one gather each way)
-    flat = np.where(inl, h, np.float32(np.nan)).reshape(-1)
-    above = np.take(flat, up.reshape(-1)).reshape(m, width)
-    below = np.take(flat, down.reshape(-1)).reshape(m, width)
-    total = above + h + below
-    ok &= np.isfinite(total)
-    out = np.where(ok, total * np.float32(1.0 / 3.0), h)
-    share = np.where(ok, share_h * np.float32(1.0 / 3.0), share_h)  # as if like its pair
-    n = np.maximum(inl.sum(axis=1), 1)
-    return out, np.where(inl, share, f0).sum(axis=1) / n
+    slots = (np.arange(m, dtype=np.int32) * np.int32(width))[:, None] + at
+    flat = h.reshape(-1)
+    total = np.take(flat, slots - nc, mode="clip")
+    total += h
+    total += np.take(flat, slots + nc, mode="clip")
+    col = np.isfinite(total)
+    col &= at >= nc
+    col &= at < count[:, None] - nc
+    total *= np.float32(1.0 / 3.0)
+    np.copyto(h, total, where=col)
+    # each reading's share: 1/3 per whole pair, so 1, 1/3 or 1/9
+    n_in = inl.sum(axis=1)
+    n_row, n_col = row.sum(axis=1), col.sum(axis=1)
+    n_both = (row & col[:, 1:-1]).sum(axis=1)
+    left = (n_in - n_row - n_col + n_both) + (n_row + n_col - 2 * n_both) / 3.0 + n_both / 9.0
+    return h, left / np.maximum(n_in, 1)
 
 
 def _denoised(d: np.ndarray, inl: np.ndarray, n_in: np.ndarray, noise: np.ndarray
@@ -543,14 +548,17 @@ def _denoised(d: np.ndarray, inl: np.ndarray, n_in: np.ndarray, noise: np.ndarra
     collapses to its mean depth (its true depth spread is nil), a deep surface keeps its
     spread. Symmetric: the mean, and so the box's centre, does not move."""
     n = np.maximum(n_in, 1).astype(np.float32)
-    dz = np.where(inl, d, np.float32(0.0))
-    mean = dz.sum(axis=1) / n
-    dz = np.where(inl, d - mean[:, None], np.float32(0.0))
-    var = (dz * dz).sum(axis=1) / n
+    mean = np.where(inl, d, np.float32(0.0)).sum(axis=1) / n
+    dev = d - mean[:, None]
+    sq = np.where(inl, dev, np.float32(0.0))
+    sq *= sq
+    var = sq.sum(axis=1) / n
     with np.errstate(invalid="ignore", divide="ignore"):
         keep = np.sqrt(np.clip(1.0 - (noise * noise).astype(np.float32) / var, 0.0, 1.0))
     keep = np.where(var > 0.0, keep, np.float32(1.0)).astype(np.float32)
-    return mean[:, None] + (d - mean[:, None]) * keep[:, None]
+    dev *= keep[:, None]
+    dev += mean[:, None]
+    return dev
 
 
 def _mask_bounds(boxes: list[Box2D], bounds: np.ndarray) -> np.ndarray:

@@ -37,6 +37,14 @@ def test_bad_depth_images_are_invalid_input(depth, says):
     assert says in str(err.value)
 
 
+def test_constructing_a_memory_from_a_path_says_to_open_it(tmp_path):
+    path = tmp_path / "home.loci"
+    with pytest.raises(InvalidInput, match=r"ObjectMemory\.open\('.*home\.loci', scope=\.\.\.\)"):
+        ObjectMemory(str(path))  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput, match=r"ObjectMemory\.open\(path, .*got a int"):
+        ObjectMemory(3)  # type: ignore[arg-type]
+    assert not path.exists()  # nothing opened, nothing made
+
 def test_lone_surrogate_in_a_label_is_invalid_and_nothing_is_written(mem):
     with pytest.raises(InvalidInput, match="surrogate"):
         Detection("cup\ud800", 0.9, (0.0, 0.0, 0.0), (0.1, 0.1, 0.1))

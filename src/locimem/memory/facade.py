@@ -95,6 +95,11 @@ class ObjectMemory:
 
     def __init__(self, live: LiveMemory) -> None:
         """Not called directly: :meth:`open` a memory."""
+        if not isinstance(live, LiveMemory):
+            example = repr(os.fspath(live)) if isinstance(live, (str, os.PathLike)) else "path"
+            raise InvalidInput(f"open a memory with ObjectMemory.open({example}, scope=...); "
+                               f"ObjectMemory() is not called directly (got a "
+                               f"{type(live).__name__})")
         self._live = live
         self._scans = Scans(live)
         self._corrections = Corrections(live)

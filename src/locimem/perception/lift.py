@@ -565,20 +565,22 @@ def _mask_bounds(boxes: list[Box2D], bounds: np.ndarray) -> np.ndarray:
     """The bounds to read: a masked box's shrunk to the pixels its mask marks inside it (so
     its samples fall on the object), an empty one's to nothing."""
     out = bounds
+    inside = np.ceil(bounds - 0.5).astype(np.intp).tolist()  # pixel centres: [lo, hi) each way
     for k, b in enumerate(boxes):
         if b.mask is None:
             continue
         if out is bounds:
             out = bounds.copy()
-        x0, y0, x1, y1 = bounds[k]
-        c0, c1 = math.ceil(x0 - 0.5), math.ceil(x1 - 0.5)  # pixel centres inside
-        r0, r1 = math.ceil(y0 - 0.5), math.ceil(y1 - 0.5)
+        c0, r0, c1, r1 = inside[k]
         window = b.mask[r0:r1, c0:c1]
-        rows = np.flatnonzero(window.any(axis=1))
-        if rows.size == 0:
-            out[k] = (x0, y0, x0, y0)
+        rows = window.any(axis=1)
+        if not rows.any():
+            out[k] = (bounds[k, 0], bounds[k, 1], bounds[k, 0], bounds[k, 1])
             continue
-        cols = np.flatnonzero(window[rows[0]:rows[-1] + 1].any(axis=0))
-        out[k] = (max(x0, c0 + cols[0]), max(y0, r0 + rows[0]),
-                  min(x1, c0 + cols[-1] + 1.0), min(y1, r0 + rows[-1] + 1.0))
+        top, bottom = int(rows.argmax()), rows.size - int(rows[::-1].argmax())
+        cols = window[top:bottom].any(axis=0)
+        left, right = int(cols.argmax()), cols.size - int(cols[::-1].argmax())
+        x0, y0, x1, y1 = bounds[k]
+        out[k] = (max(x0, c0 + left), max(y0, r0 + top), min(x1, c0 + right),
+                  min(y1, r0 + bottom))
     return out

@@ -34,9 +34,9 @@ from locimem.sim.world import LABEL_SIZES, build_world
 __all__ = ["NAMES", "SCENARIOS", "build"]
 
 
-def kitchen_day(seed: int = 1) -> Scenario:
+def kitchen_day(seed: int = 1, detector: str = "centre") -> Scenario:
     world = build_world(seed, rooms=("kitchen", "living"))
-    b = ScenarioBuilder("kitchen_day", world, seed=seed)
+    b = ScenarioBuilder("kitchen_day", world, seed=seed, detector=detector)
     for furniture in ("kitchen/table", "kitchen/counter", "kitchen/shelf"):
         b.stock(furniture, 1)
     b.survey("kitchen", 8)
@@ -63,10 +63,10 @@ def kitchen_day(seed: int = 1) -> Scenario:
     return b.build()
 
 
-def clutter(seed: int = 2) -> Scenario:
+def clutter(seed: int = 2, detector: str = "centre") -> Scenario:
     world = build_world(seed, rooms=("kitchen",), objects_per_surface=(2, 4),
                         bare=("kitchen/table",))
-    b = ScenarioBuilder("clutter", world, seed=seed)
+    b = ScenarioBuilder("clutter", world, seed=seed, detector=detector)
     top = world.furniture_named("kitchen/table").surfaces[0]
     (x0, y0), (x1, _) = top.min_xy, top.max_xy
     z = top.z_m
@@ -94,19 +94,19 @@ def clutter(seed: int = 2) -> Scenario:
     return b.build()
 
 
-def heavy_flicker(seed: int = 3) -> Scenario:
+def heavy_flicker(seed: int = 3, detector: str = "centre") -> Scenario:
     world = build_world(seed, rooms=("kitchen", "living"))
     noise = NoiseModel(flicker_prob=0.35)
-    b = ScenarioBuilder("heavy_flicker", world, seed=seed, noise=noise)
+    b = ScenarioBuilder("heavy_flicker", world, seed=seed, noise=noise, detector=detector)
     for _ in range(3):
         b.survey("kitchen", 8)
         b.survey("living", 8)
     return b.build()
 
 
-def moves_across_rooms(seed: int = 4) -> Scenario:
+def moves_across_rooms(seed: int = 4, detector: str = "centre") -> Scenario:
     world = build_world(seed, rooms=("kitchen", "living", "office"))
-    b = ScenarioBuilder("moves_across_rooms", world, seed=seed)
+    b = ScenarioBuilder("moves_across_rooms", world, seed=seed, detector=detector)
     b.stock("kitchen/table", 2)
     b.stock("office/desk", 1)
     b.stock("living/side_table", 1)
@@ -135,9 +135,9 @@ def moves_across_rooms(seed: int = 4) -> Scenario:
     return b.build()
 
 
-def long_absence(seed: int = 5) -> Scenario:
+def long_absence(seed: int = 5, detector: str = "centre") -> Scenario:
     world = build_world(seed, rooms=("kitchen", "living", "office"))
-    b = ScenarioBuilder("long_absence", world, seed=seed)
+    b = ScenarioBuilder("long_absence", world, seed=seed, detector=detector)
     b.survey("kitchen", 8)
     b.survey("living", 8)
     b.survey("kitchen", 6)
@@ -150,9 +150,9 @@ def long_absence(seed: int = 5) -> Scenario:
     return b.build()
 
 
-def removals(seed: int = 6) -> Scenario:
+def removals(seed: int = 6, detector: str = "centre") -> Scenario:
     world = build_world(seed, rooms=("kitchen", "living"))
-    b = ScenarioBuilder("removals", world, seed=seed)
+    b = ScenarioBuilder("removals", world, seed=seed, detector=detector)
     for furniture, n in (("kitchen/counter", 1), ("kitchen/shelf", 2), ("kitchen/table", 1),
                          ("living/coffee_table", 1)):
         b.stock(furniture, n)
@@ -182,10 +182,10 @@ def removals(seed: int = 6) -> Scenario:
     return b.build()
 
 
-def track_id_resets(seed: int = 7) -> Scenario:
+def track_id_resets(seed: int = 7, detector: str = "centre") -> Scenario:
     world = build_world(seed, rooms=("kitchen", "living"))
     noise = NoiseModel(track_reset_prob=0.2, track_max_gap=0)
-    b = ScenarioBuilder("track_id_resets", world, seed=seed, noise=noise)
+    b = ScenarioBuilder("track_id_resets", world, seed=seed, noise=noise, detector=detector)
     b.stock("kitchen/table", 1)
     b.survey("kitchen", 8)
     b.survey("living", 8)
@@ -205,12 +205,12 @@ REALISTIC = NoiseModel(position_sigma_m=0.02, range_sigma_per_m=0.01, flicker_pr
                        fp_rate=0.04, fp_confidence=(0.3, 0.6))
 
 
-def thin_removals(seed: int = 8) -> Scenario:
+def thin_removals(seed: int = 8, detector: str = "centre") -> Scenario:
     """Thin things (remotes, phones, plates, notebooks) taken off surfaces while watched and
     while the robot is away, seen through a 12 x 16 depth image."""
     world = build_world(seed, rooms=("kitchen", "living"))
     b = ScenarioBuilder("thin_removals", world, seed=seed, noise=REALISTIC,
-                        depth_shape=(12, 16))
+                        depth_shape=(12, 16), detector=detector)
     for label, furniture in (("remote", "living/coffee_table"), ("phone", "living/side_table"),
                              ("plate", "kitchen/table"), ("notebook", "kitchen/counter")):
         b.add(label, furniture, setup=True)
@@ -239,13 +239,13 @@ def thin_removals(seed: int = 8) -> Scenario:
     return b.build()
 
 
-def weak_detector(seed: int = 9) -> Scenario:
+def weak_detector(seed: int = 9, detector: str = "centre") -> Scenario:
     """A detector that finds a visible object in only 70 % of scans, with realistic noise:
     present things must not be lost, removed ones must be."""
     world = build_world(seed, rooms=("kitchen", "living"))
     noise = NoiseModel(position_sigma_m=0.02, range_sigma_per_m=0.01, flicker_prob=0.15,
                        miss_prob=0.3, fp_rate=0.04, fp_confidence=(0.3, 0.6))
-    b = ScenarioBuilder("weak_detector", world, seed=seed, noise=noise)
+    b = ScenarioBuilder("weak_detector", world, seed=seed, noise=noise, detector=detector)
     b.stock("kitchen/table", 2)
     for _ in range(2):
         b.survey("kitchen", 8)
@@ -259,13 +259,13 @@ def weak_detector(seed: int = 9) -> Scenario:
     return b.build()
 
 
-def close_clutter(seed: int = 10) -> Scenario:
+def close_clutter(seed: int = 10, detector: str = "centre") -> Scenario:
     """Two rows of same-label things 8 cm apart centre to centre (a cup's box is 8 cm wide:
     touching), seen with range-growing noise and 30 % misses."""
     world = build_world(seed, rooms=("kitchen",), objects_per_surface=(1, 2),
                         bare=("kitchen/table",))
     noise = NoiseModel(position_sigma_m=0.015, range_sigma_per_m=0.005, miss_prob=0.3)
-    b = ScenarioBuilder("close_clutter", world, seed=seed, noise=noise)
+    b = ScenarioBuilder("close_clutter", world, seed=seed, noise=noise, detector=detector)
     top = world.furniture_named("kitchen/table").surfaces[0]
     (x0, y0) = top.min_xy
     z = top.z_m
@@ -303,13 +303,13 @@ def _two_rows(b: ScenarioBuilder, furniture: str, level: int, front: Sequence[st
             b.add(label, furniture, at=at, setup=True)
 
 
-def shelf(seed: int = 11) -> Scenario:
+def shelf(seed: int = 11, detector: str = "centre") -> Scenario:
     """Things on shelf boards in two rows, the front one partly hiding the back one: a front
     thing taken away while watched (what stood behind it shows whole), a back thing nudged,
     and a back thing taken away while the robot is in the other room."""
     world = build_world(seed, rooms=("kitchen", "living"),
                         bare=("kitchen/shelf", "living/bookcase"))
-    b = ScenarioBuilder("shelf", world, seed=seed)
+    b = ScenarioBuilder("shelf", world, seed=seed, detector=detector)
     _two_rows(b, "kitchen/shelf", 0, ("cup", "mug", "glass", "apple"),
               ("bottle", "vase", "bottle", "vase"))
     _two_rows(b, "kitchen/shelf", 1, ("bowl", "cup", "orange"), ("bottle", "vase", "bottle"),
@@ -336,7 +336,7 @@ def shelf(seed: int = 11) -> Scenario:
 
 
 class _Scenario(Protocol):
-    def __call__(self, seed: int = ...) -> Scenario: ...
+    def __call__(self, seed: int = ..., detector: str = ...) -> Scenario: ...
 
 
 SCENARIOS: dict[str, _Scenario] = {
@@ -355,8 +355,10 @@ SCENARIOS: dict[str, _Scenario] = {
 NAMES: tuple[str, ...] = tuple(SCENARIOS)
 
 
-def build(name: str, seed: int | None = None) -> Scenario:
-    """The built-in scenario ``name``, with its default seed unless ``seed`` is given.
+def build(name: str, seed: int | None = None, detector: str = "centre") -> Scenario:
+    """The built-in scenario ``name``, with its default seed unless ``seed`` is given, seen
+    by a detector of ``detector`` visibility (``"centre"``, the first one, or ``"rays"``:
+    :mod:`locimem.sim.perception`).
 
     >>> s = build("kitchen_day")
     >>> s.name, len(s.frames) > 100, s.frames[0].t
@@ -367,4 +369,4 @@ def build(name: str, seed: int | None = None) -> Scenario:
     except KeyError:
         raise KeyError(f"no scenario {name!r}; built-in scenarios are {', '.join(NAMES)}"
                        ) from None
-    return make() if seed is None else make(seed)
+    return make(detector=detector) if seed is None else make(seed, detector=detector)

@@ -225,7 +225,8 @@ def _quality(args: argparse.Namespace, out: TextIO, figures: dict[str, Any]) -> 
         from locimem.bench.lifting import run_frames_suite
 
         figures.update(run_frames_suite(out, 5 if args.seeds is None else args.seeds,
-                                        args.scenario, image=args.image))
+                                        args.scenario, image=args.image,
+                                        detector=args.detector))
         return 0
     from locimem.bench.quality import run_quality_suite, run_seed_sweep
 

@@ -58,8 +58,8 @@ def furniture_boxes(world: World) -> list[FurnitureBox]:
     for f in world.furniture:
         lo = np.min([p.min_m for p in f.parts], axis=0)
         hi = np.max([p.max_m for p in f.parts], axis=0)
-        out.append(FurnitureBox(f, _label(f), tuple(((lo + hi) / 2).tolist()),  # type: ignore[arg-type]
-                                tuple((hi - lo).tolist())))  # type: ignore[arg-type]
+        out.append(FurnitureBox(f, _label(f), tuple(((lo + hi) / 2).tolist()),
+                                tuple((hi - lo).tolist())))
     return out
 
 

@@ -13,6 +13,7 @@ from locimem import Detection
 from locimem.bench.quality import (
     METRICS,
     corroborated_idf1_ceiling,
+    judge,
     removal_phantom_floor,
     run_quality_suite,
     run_seed_sweep,
@@ -46,7 +47,9 @@ def test_one_section_per_scenario_with_every_metric_in_order(suite):
     assert text.startswith("# locimem tracking quality")
     assert re.findall(r"^## .*$", text, flags=re.M) == ["## kitchen_day"]
     assert "|---|---:|---:|" in text
-    assert list(_table(text)) == [name for name, _ in METRICS]
+    assert list(_table(text)) == [*(name for name, _ in METRICS),
+                                  "relations F1 (on / in / under)"]
+    assert "Detector: `rays`." in text
     assert re.search(r"^\d+ scans over \d+ min, \d+ objects, \d+ detections "
                      r"\(\d+ false positives\), seed 1; .*1 far move.*1 removal", text, re.M)
 
@@ -134,8 +137,19 @@ def test_the_floor_counts_a_far_move_s_old_place_until_the_thing_is_detected_aga
 
 def test_the_seed_sweep_prints_the_floor_and_the_ceiling_of_its_worst_seed():
     out = io.StringIO()
-    results = run_seed_sweep(out, scenarios=["removals"], seed_list=[6])
+    results = run_seed_sweep(out, scenarios=["removals"], seed_list=[6], detector="centre")
     rows = [line for line in out.getvalue().splitlines() if line.startswith("| removals |")]
+    main = [c.strip() for c in rows[0].strip("|").split("|")]
+    assert main[1] == "6; —"  # the tuning day, no held-out one
+    result = results["removals"][0]
+    ceiling_then = corroborated_idf1_ceiling(result.scenario) - 0.005
+    assert main[3] == f"{result.reports['locimem'].mot.idf1:.3f} vs {ceiling_then:.3f}"
+    floor_then = removal_phantom_floor(result.scenario, 2) + 0.01
+    assert main[7] == f"{result.reports['locimem'].phantoms_mean:.3f} vs {floor_then:.3f}"
+    margins = judge(results["removals"])
+    assert list(margins) == ["IDF1", "duplicates", "phantoms", "probes", "relations"]
+    assert main[-1] == ("pass" if min(margins.values()) >= 0 else main[-1])
+    assert main[-1] == "pass" or main[-1].startswith("FAIL: ")
     floors = [removal_phantom_floor(build("removals", 6), k) for k in (2, 3)]
     assert f"| removals | {floors[0]:.3f} | {floors[1]:.3f} |" in rows
     assert "| scenario | 2 looks | 3 looks |" in out.getvalue()

@@ -171,9 +171,10 @@ def lift_day(scenario: Scenario, image: tuple[int, int] = (240, 320),
 
 
 def play_day(name: str, seed: int, image: tuple[int, int] = (240, 320),
-             sensor: DepthSensor | None = None) -> DayResult:
-    """Scenario ``name`` at ``seed``, played as 3D detections and as lifted 2D frames."""
-    scenario = build(name, seed)
+             sensor: DepthSensor | None = None, detector: str = "centre") -> DayResult:
+    """Scenario ``name`` at ``seed``, seen by a ``detector`` (``"centre"`` or ``"rays"``),
+    played as 3D detections and as lifted 2D frames."""
+    scenario = build(name, seed, detector=detector)
     lifted, frames_acc, seconds = lift_day(scenario, image, sensor)
     runs = {"3d": play(scenario), "frames": play(lifted)}
     reports = {"3d": evaluate(scenario, runs["3d"]), "frames": evaluate(lifted, runs["frames"])}
@@ -232,12 +233,13 @@ def summarise(name: str, days: Sequence[DayResult]) -> dict[str, Any]:
 
 
 def run_frames_suite(out: TextIO, seeds: int = 5, scenarios: Sequence[str] | None = None,
-                     image: tuple[int, int] = (240, 320), sensor: DepthSensor | None = None
-                     ) -> dict[str, dict[str, Any]]:
+                     image: tuple[int, int] = (240, 320), sensor: DepthSensor | None = None,
+                     detector: str = "centre") -> dict[str, dict[str, Any]]:
     """Play each scenario (default :data:`DAYS`) with ``seeds`` seeds
-    (:func:`~locimem.bench.quality.seeds_for`) as 3D detections and as lifted 2D frames of
-    ``image`` (h, w) pixels, print the tables (worst seed), and return each scenario's
-    :func:`summarise`."""
+    (:func:`~locimem.bench.quality.seeds_for`), seen by a ``detector`` (``"centre"``, the
+    default here, or ``"rays"``: ``locimem bench quality --input frames`` passes its
+    ``--detector``), as 3D detections and as lifted 2D frames of ``image`` (h, w) pixels,
+    print the tables (worst seed), and return each scenario's :func:`summarise`."""
     names = list(DAYS if scenarios is None else scenarios)
     sensor = sensor or DepthSensor()
     out.write(f"# locimem quality from 2D boxes and depth ({image[0]}x{image[1]}), beside 3D "
@@ -250,7 +252,8 @@ def run_frames_suite(out: TextIO, seeds: int = 5, scenarios: Sequence[str] | Non
     start = time.perf_counter()
     found: dict[str, dict[str, Any]] = {}
     for name in names:
-        days = [play_day(name, seed, image, sensor) for seed in seeds_for(name, seeds)]
+        days = [play_day(name, seed, image, sensor, detector)
+                for seed in seeds_for(name, seeds)]
         found[name] = summarise(name, days)
     lift_rows, memory_rows, reason_rows = [], [], []
     for name, s in found.items():

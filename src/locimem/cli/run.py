@@ -154,6 +154,10 @@ def parser_bench(sub: Sub) -> None:
                    help="quality: only this built-in scenario (repeatable; default: all, "
                         "or with --input frames the days of issue 34: kitchen_day, "
                         "clutter, thin_removals, shelf)")
+    p.add_argument("--detector", choices=["rays", "centre"], default="rays",
+                   help="quality: the simulated detector — rays (default: recall and box "
+                        "fall with the share of a thing in sight) or centre (the first one: "
+                        "seen whole when the ray to its centre is clear; earlier figures)")
     p.add_argument("--image", type=_image, default=(240, 320), metavar="HxW",
                    help="quality --input frames: the depth image's size (default 240x320)")
     p.add_argument("--seconds", type=float, default=60.0,
@@ -221,14 +225,15 @@ def _quality(args: argparse.Namespace, out: TextIO, figures: dict[str, Any]) -> 
         from locimem.bench.lifting import run_frames_suite
 
         figures.update(run_frames_suite(out, 5 if args.seeds is None else args.seeds,
-                                        args.scenario, image=args.image))
+                                        args.scenario, image=args.image,
+                                        detector=args.detector))
         return 0
     from locimem.bench.quality import run_quality_suite, run_seed_sweep
 
     if args.seeds is not None and args.seeds > 1:
-        run_seed_sweep(out, args.seeds, args.scenario)
+        run_seed_sweep(out, args.seeds, args.scenario, detector=args.detector)
     else:
-        run_quality_suite(out, args.scenario)
+        run_quality_suite(out, args.scenario, detector=args.detector)
     return 0
 
 

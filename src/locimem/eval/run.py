@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+import numpy as np
+
 from locimem.eval.memory_metrics import (
     HypFrame,
     Hypothesis,
@@ -33,8 +35,15 @@ from locimem.eval.memory_metrics import (
     recall_questions,
     score,
 )
+from locimem.eval.relations import SCORED, RelationScore, scan_relations
 from locimem.memory import ObjectMemory
 from locimem.model import Camera, Detection
+from locimem.sim.furniture import (
+    FurnitureBox,
+    furniture_boxes,
+    furniture_detections,
+    relation_truth,
+)
 from locimem.sim.scenario import Scenario
 
 __all__ = [
@@ -178,6 +187,7 @@ class Run:
     frames: tuple[HypFrame, ...]
     answers: dict[str, RecallAnswer]
     observe_s: float  # total seconds spent in observe()
+    relations: RelationScore | None = None  # pooled over scans, when furniture was fed
 
 
 def _hyps(objs: Iterable[Any]) -> tuple[Hypothesis, ...]:
@@ -189,29 +199,78 @@ def _xyz(point: Any) -> tuple[float, float, float]:
     return float(x), float(y), float(z)
 
 
-def _snapshot(t: float, mem: MemoryLike) -> HypFrame:
-    published = _hyps(mem.tracked())
+def _snapshot(t: float, mem: MemoryLike, hide: frozenset[int] = frozenset()) -> HypFrame:
+    published = _hyps(o for o in mem.tracked() if int(o.id) not in hide)
     shown = {h.id for h in published}
     held, lost = [], []
     for o in mem.objects():
         status = str(o.status)
         if status == "lost":
             lost.append(o)
-        elif status != "forgotten" and o.id not in shown:
+        elif status != "forgotten" and o.id not in shown and int(o.id) not in hide:
             held.append(o)
     return HypFrame(t, published, _hyps(held), _hyps(lost))
 
 
+@dataclass
+class _Furniture:
+    """What :func:`play` keeps to feed the furniture and score relations."""
+
+    boxes: list[FurnitureBox]
+    rng: Any
+    ids: dict[int, str] = field(default_factory=dict)  # memory id -> furniture name
+    score: RelationScore = field(default_factory=RelationScore)
+
+    def learn(self, mem: MemoryLike) -> None:
+        """Name the memory's furniture objects: each new one by its label and the nearest
+        piece of that label."""
+        for o in mem.objects():
+            oid = int(o.id)
+            if oid in self.ids:
+                continue
+            near = [(math.dist(b.center_m, _xyz(o.center)), b.name) for b in self.boxes
+                    if b.label == str(o.label)]
+            if near and min(near)[0] <= 1.0:
+                self.ids[oid] = min(near)[1]
+
+    def score_scan(self, scenario: Scenario, frame: Any, mem: MemoryLike,
+                   hyps: HypFrame) -> None:
+        relations_of = getattr(mem, "relations", None)
+        if relations_of is None:
+            return
+        items = {h.id: h.center for h in hyps.published}
+        triples = [(int(r.subject), str(r.relation), int(r.object))
+                   for i in items for r in relations_of(i)
+                   if r.subject == i and r.relation in SCORED]
+        shown = {int(o.id) for o in mem.tracked()}
+        furniture = {i: name for i, name in self.ids.items() if i in shown}
+        self.score = self.score + scan_relations(
+            triples, items, furniture, frame.truth.known,
+            relation_truth(scenario, frame, self.boxes))
+
+
 def play(scenario: Scenario, memory_factory: MemoryFactory | None = None,
-         tracker: str = "locimem", workdir: str | Path | None = None) -> Run:
+         tracker: str = "locimem", workdir: str | Path | None = None,
+         furniture: bool = False) -> Run:
     """Feed every frame of ``scenario`` to a memory opened by ``memory_factory(path)``.
 
     ``path`` is ``":memory:"`` unless the scenario restarts, in which case it is a file in a
     temporary directory (inside ``workdir`` if given): before a frame flagged ``restart`` the
     memory is closed and opened again on the same path. Default factory:
     :func:`locimem_factory`.
+
+    ``furniture``: each scan also carries the furniture in view, detected with the
+    scenario's noise (:func:`locimem.sim.furniture.furniture_detections`, from a stream of
+    its own seeded by the scenario's seed); the furniture objects are left out of what the
+    run records as published or held, and, for a memory with ``relations``, each scan's
+    ``on`` / ``in`` / ``under`` relations are scored against the simulator's truth
+    (:mod:`locimem.eval.relations`), pooled into :attr:`Run.relations`.
     """
     factory = memory_factory or locimem_factory()
+    fed = None
+    if furniture:
+        fed = _Furniture(furniture_boxes(scenario.world),
+                         np.random.default_rng(np.random.SeedSequence([scenario.seed, 36])))
     restarts = any(f.restart for f in scenario.frames)
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
         path = str(Path(tmp) / f"{scenario.name}.loci") if restarts else MEMORY
@@ -223,10 +282,19 @@ def play(scenario: Scenario, memory_factory: MemoryFactory | None = None,
                 if frame.restart:
                     mem.close()
                     mem = factory(path)
+                dets = list(frame.detections)
+                if fed is not None:
+                    dets += furniture_detections(fed.boxes, frame.camera, scenario.noise,
+                                                 fed.rng)
                 t0 = time.perf_counter()
-                mem.observe(frame.t, list(frame.detections), frame.camera)
+                mem.observe(frame.t, dets, frame.camera)
                 spent += time.perf_counter() - t0
-                frames.append(_snapshot(frame.t, mem))
+                if fed is not None:
+                    fed.learn(mem)
+                hyps = _snapshot(frame.t, mem, frozenset(fed.ids) if fed else frozenset())
+                if fed is not None:
+                    fed.score_scan(scenario, frame, mem, hyps)
+                frames.append(hyps)
             answers = {}
             for q in recall_questions(truth_frames(scenario), labels_of(scenario)):
                 r = mem.recall(q.label)
@@ -235,7 +303,8 @@ def play(scenario: Scenario, memory_factory: MemoryFactory | None = None,
                                                 str(r.status) == "lost", center)
         finally:
             mem.close()
-    return Run(scenario.name, tracker, tuple(frames), answers, spent)
+    return Run(scenario.name, tracker, tuple(frames), answers, spent,
+               None if fed is None or not hasattr(mem, "relations") else fed.score)
 
 
 # -- scoring --------------------------------------------------------------------------------------

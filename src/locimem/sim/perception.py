@@ -9,6 +9,19 @@ persists while the object keeps being detected and sometimes resets. Plus false 
 ``fp_rate`` new ones per scan on average (Poisson), on whatever surface a random pixel sees,
 with low confidence; each may persist for a few scans at the same place.
 
+Which objects the detector can see is its ``visibility``:
+
+- ``"centre"`` (the first detector, kept so that earlier figures can be reproduced bit for
+  bit): an object is seen whole when the exact ray to its centre is clear
+  (:func:`~locimem.sim.render.line_of_sight`) and not at all otherwise;
+- ``"rays"``: a grid of ``NoiseModel.visibility_grid`` squared rays over the object's
+  projected box (:func:`~locimem.sim.render.visible_share`) gives the share of it in sight,
+  the detection probability falls smoothly with that share (:func:`recall_at_share`: none
+  below ``share_none``, all of ``1 - miss_prob`` from ``share_full``), and the box reported
+  is the part in sight (shrunk and shifted: a half-hidden glass is found sometimes, with
+  half its box), jittered as before. Objects whose centre is hidden but whose edge shows can
+  be found too, now and then.
+
 All randomness comes from the ``numpy.random.Generator`` passed in.
 """
 
@@ -21,7 +34,10 @@ import numpy as np
 
 from locimem.geometry import in_view, pixel_rays
 from locimem.model import Camera, Detection
-from locimem.sim.world import EMBEDDING_DIM, LABEL_SIZES, ObjectSpec, unit
+from locimem.sim.render import visible_share
+from locimem.sim.world import EMBEDDING_DIM, FIRST_LABELS, ObjectSpec, unit
+
+VISIBILITIES = ("centre", "rays")
 
 # Plausible detector mix-ups: label -> (other label, relative weight), one row per label.
 CONFUSIONS: dict[str, tuple[tuple[str, float], ...]] = {
@@ -45,6 +61,9 @@ CONFUSIONS: dict[str, tuple[tuple[str, float], ...]] = {
     "plant": (("vase", 1.0),),
     "candle": (("glass", 0.5), ("cup", 0.5)),
     "clock": (("plate", 1.0),),
+    "keys": (("remote", 0.6), ("phone", 0.4)),
+    "mouse": (("phone", 0.6), ("remote", 0.4)),
+    "basket": (("bowl", 1.0),),
 }
 
 
@@ -73,6 +92,12 @@ class NoiseModel:
         features: whether detections carry embeddings.
         track_ids: whether detections carry perception track ids.
         depth_dropout: fraction of depth pixels with no reading (NaN) in the camera's image.
+        label_swaps: ``(label, other, probability)`` rows: a detection of a ``label`` object
+            that did not flicker reports ``other`` with that probability, as confidently as
+            a right label (a detector that systematically takes this bowl for a plate).
+        visibility_grid: rays per side of the grid ``"rays"`` visibility samples.
+        share_none: ``"rays"``: a share in sight at or below this is never detected.
+        share_full: ``"rays"``: from this share in sight, detected with ``1 - miss_prob``.
     """
 
     position_sigma_m: float = 0.02
@@ -93,6 +118,10 @@ class NoiseModel:
     features: bool = True
     track_ids: bool = True
     depth_dropout: float = 0.02
+    label_swaps: tuple[tuple[str, str, float], ...] = ()
+    visibility_grid: int = 5
+    share_none: float = 0.15
+    share_full: float = 0.75
 
 
 def confused_label(label: str, rng: np.random.Generator) -> str:
@@ -103,6 +132,29 @@ def confused_label(label: str, rng: np.random.Generator) -> str:
     weights = np.array([w for _, w in row], dtype=float)
     k = int(rng.choice(len(row), p=weights / weights.sum()))
     return row[k][0]
+
+
+def recall_at_share(share: float | np.ndarray, noise: NoiseModel) -> np.ndarray:
+    """The probability a ``"rays"`` detector finds an object of which ``share`` is in sight:
+    0 up to ``share_none``, ``1 - miss_prob`` from ``share_full``, a smoothstep between.
+
+    >>> [round(float(p), 3) for p in recall_at_share(np.array([0.0, 0.45, 1.0]), NoiseModel())]
+    [0.0, 0.45, 0.9]
+    """
+    x = np.clip((np.asarray(share, dtype=float) - noise.share_none)
+                / (noise.share_full - noise.share_none), 0.0, 1.0)
+    return (1.0 - noise.miss_prob) * x * x * (3.0 - 2.0 * x)
+
+
+@dataclass(frozen=True)
+class SceneBoxes:
+    """What a ``"rays"`` detector casts its rays against: every solid box of the scan
+    (``lo``, ``hi``: (n, 3) metres, map frame — the home, the objects present, a person in
+    the way) and, per object id, the index of its own box."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+    own: dict[int, int]
 
 
 def noisy_feature(embedding: np.ndarray, sigma: float, rng: np.random.Generator) -> np.ndarray:
@@ -122,18 +174,24 @@ class _FalsePositive:
 class Detector:
     """A stateful simulated detector (it owns the perception track ids).
 
-    Call :meth:`detect` once per scan, in time order.
+    ``visibility``: ``"centre"`` or ``"rays"`` (see the module docstring). Call
+    :meth:`detect` once per scan, in time order.
     """
 
     noise: NoiseModel
     rng: np.random.Generator
     next_track: int = 1
+    visibility: str = "centre"
     # object id -> its current track id, and the scan it was last detected in
     _track: dict[int, int] = field(default_factory=dict, init=False, repr=False)
     _last_detected: dict[int, int] = field(default_factory=dict, init=False, repr=False)
     _fps: list[_FalsePositive] = field(default_factory=list, init=False, repr=False)
-    _labels: tuple[str, ...] = field(default=tuple(sorted(LABEL_SIZES)), init=False,
-                                     repr=False)
+    _labels: tuple[str, ...] = field(default=FIRST_LABELS, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.visibility not in VISIBILITIES:
+            raise ValueError(f"visibility must be one of {', '.join(VISIBILITIES)}, got "
+                             f"{self.visibility!r}")
 
     def reset_track(self, object_id: int) -> None:
         """Forget the object's perception track (e.g. it was picked up and carried off)."""
@@ -151,31 +209,32 @@ class Detector:
         positions: dict[int, tuple[float, float, float]],
         specs: dict[int, ObjectSpec],
         clean_depth: np.ndarray,
+        scene: SceneBoxes | None = None,
     ) -> tuple[list[Detection], list[int | None]]:
         """Detections for one scan and, for each, the true object id that produced it (None
-        for a false positive). ``visible`` are the ids of the objects the camera can see,
-        ``clean_depth`` the depth image without dropout (for placing false positives)."""
+        for a false positive). ``visible`` are the ids of the objects the camera can see
+        (``"centre"`` visibility reports only those), ``clean_depth`` the depth image without
+        dropout (for placing false positives), ``scene`` the scan's boxes (needed by
+        ``"rays"`` visibility, which judges every object in ``scene.own`` itself)."""
         nz, rng = self.noise, self.rng
         dets: list[Detection] = []
         sources: list[int | None] = []
         cam_pos = np.asarray(camera.position)
-        for oid in visible:
-            if rng.random() < nz.miss_prob:
+        for oid, true, extent, p_miss in self._candidates(camera, visible, positions,
+                                                          specs, scene):
+            if rng.random() < p_miss:
                 continue
             spec = specs[oid]
-            true = np.asarray(positions[oid])
             sigma = nz.position_sigma_m + nz.range_sigma_per_m * float(
-                np.linalg.norm(true - cam_pos))
+                np.linalg.norm(np.asarray(positions[oid]) - cam_pos))
             if rng.random() < nz.outlier_prob:
                 sigma = nz.outlier_sigma_m
             center = true + rng.normal(0.0, sigma, size=3)
-            size = np.maximum(np.asarray(spec.size_m) * (1 + rng.normal(0, nz.size_sigma_frac,
-                                                                         size=3)), 0.01)
-            if rng.random() < nz.flicker_prob:
-                label = confused_label(spec.label, rng)
-            else:
-                label = spec.label
-            lo, hi = nz.confidence if label == spec.label else nz.flicker_confidence
+            size = np.maximum(extent * (1 + rng.normal(0, nz.size_sigma_frac, size=3)), 0.01)
+            confused = rng.random() < nz.flicker_prob
+            label = confused_label(spec.label, rng) if confused else self._swapped(spec.label)
+            lo, hi = (nz.confidence if label == spec.label or not confused
+                      else nz.flicker_confidence)
             conf = float(rng.uniform(lo, hi))
             feature = noisy_feature(spec.embedding, nz.feature_sigma, rng) if nz.features else None
             track = None
@@ -197,6 +256,34 @@ class Detector:
                                   track_id=str(fp.track) if nz.track_ids else None))
             sources.append(None)
         return dets, sources
+
+    def _candidates(self, camera: Camera, visible: Sequence[int],
+                    positions: dict[int, tuple[float, float, float]],
+                    specs: dict[int, ObjectSpec], scene: SceneBoxes | None
+                    ) -> list[tuple[int, np.ndarray, np.ndarray, float]]:
+        """(object id, centre and size of what is seen of it, probability it is missed), in
+        the order detections are drawn."""
+        if self.visibility == "centre":
+            miss = self.noise.miss_prob
+            return [(oid, np.asarray(positions[oid]), np.asarray(specs[oid].size_m), miss)
+                    for oid in visible]
+        if scene is None:
+            raise ValueError("'rays' visibility needs the scan's boxes (scene)")
+        ids = sorted(scene.own)
+        share, lo, hi = visible_share(camera, scene.lo, scene.hi,
+                                      np.array([scene.own[i] for i in ids], dtype=np.intp),
+                                      grid=self.noise.visibility_grid)
+        found = recall_at_share(share, self.noise)
+        return [(oid, (lo[k] + hi[k]) / 2, hi[k] - lo[k], 1.0 - float(found[k]))
+                for k, oid in enumerate(ids) if found[k] > 0.0]
+
+    def _swapped(self, label: str) -> str:
+        """``label``, or what a ``label_swaps`` row makes of it (one draw per row that
+        applies; none when there are no rows, so the old stream is untouched)."""
+        for source, other, p in self.noise.label_swaps:
+            if source == label and self.rng.random() < p:
+                return other
+        return label
 
     def _false_positives(self, camera: Camera, depth: np.ndarray) -> list[_FalsePositive]:
         nz, rng = self.noise, self.rng

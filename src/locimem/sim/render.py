@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from locimem.geometry import intrinsics, pixel_rays, to_camera_frame
+from locimem.geometry import intrinsics, pixel_rays, rotation_matrix_from_wxyz, to_camera_frame
 from locimem.model import Camera
 from locimem.sim.world import Box
 
@@ -182,3 +182,104 @@ def line_of_sight(camera: Camera, centers: np.ndarray, sizes: np.ndarray,
     hits[:, inside] = np.inf
     hits[np.arange(m), own] = np.inf
     return ahead & ~(hits.min(axis=1, initial=np.inf) < own_entry - margin_m)
+
+
+def visible_share(camera: Camera, box_min: np.ndarray, box_max: np.ndarray, own: np.ndarray,
+                  grid: int = 5, margin_m: float = 0.03
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """How much of each object the camera sees, sampled on a ``grid`` x ``grid`` of rays over
+    the rectangle its box projects to on the image plane: for each object ``own[i]`` (an
+    index into ``box_min`` / ``box_max``, (n, 3) metres, map frame, the scene's boxes with
+    the objects among them), returns
+
+    - ``share`` (m,): of the rays that enter the object's box, the share that is *seen* —
+      inside both fields of view, entering the box at a forward distance within
+      ``camera.range_m``, and entering no other box more than ``margin_m`` before it (as
+      :func:`line_of_sight`; boxes containing the camera are ignored). 0 when no ray enters
+      it, or a corner of its box is not ahead of the camera;
+    - ``lo``, ``hi`` (m, 3): the part of the box that is seen: on each map axis, a side of
+      the box beyond which entering rays were not seen is moved in to the outermost seen
+      ray's entry point (so the box stays inside what is in sight); the whole box when
+      every ray is seen, NaN when none is.
+
+    A fully visible box gives share 1 and its own corners; a box whose left half is behind
+    another gives about 0.5 and (about) its right half.
+    """
+    share = np.zeros(own.shape[0])
+    lo_out = np.full((own.shape[0], 3), np.nan)
+    hi_out = np.full((own.shape[0], 3), np.nan)
+    if own.shape[0] == 0:
+        return share, lo_out, hi_out
+    # only the boxes not wholly outside the view (the rest see nothing)
+    sight = _in_sight(camera, box_min[own], box_max[own], camera.range_m)
+    if sight.size < own.shape[0]:
+        part = visible_share(camera, box_min, box_max, own[sight], grid, margin_m)
+        for out, got in zip((share, lo_out, hi_out), part, strict=True):
+            out[sight] = got
+        return share, lo_out, hi_out
+    m = own.shape[0]
+    origin = np.asarray(camera.position, dtype=np.float64)
+    rot = rotation_matrix_from_wxyz(camera.quaternion)
+    tan_h = float(np.tan(np.radians(camera.fov_deg) / 2))
+    tan_v = float(np.tan(np.radians(camera.vfov_deg) / 2))
+    body = to_camera_frame(camera, _corners(box_min[own], box_max[own]).reshape(-1, 3)
+                           ).reshape(m, 8, 3)
+    x = body[..., 0]
+    ahead = np.all(x > 1e-6, axis=1)
+    safe = np.where(x > 1e-6, x, 1.0)
+    u, v = body[..., 1] / safe, body[..., 2] / safe  # tangents, left and up
+    frac = (np.arange(grid) + 0.5) / grid
+    uu = u.min(axis=1)[:, None] + frac[None, :] * (u.max(axis=1) - u.min(axis=1))[:, None]
+    vv = v.min(axis=1)[:, None] + frac[None, :] * (v.max(axis=1) - v.min(axis=1))[:, None]
+    g2 = grid * grid
+    ray_u = np.repeat(uu, grid, axis=1)  # (m, g2): u varies slowest
+    ray_v = np.tile(vv, (1, grid))
+    rays_body = np.stack([np.ones_like(ray_u), ray_u, ray_v], axis=-1)  # forward component 1
+    rays = (rays_body.reshape(-1, 3) @ rot.T)
+    rays = np.where(np.abs(rays) < 1e-12, 1e-12, rays)
+    inv = 1.0 / rays  # (m * g2, 3)
+    obj = np.repeat(np.arange(m), g2)
+
+    own_lo, own_hi = box_min[own][obj], box_max[own][obj]
+    t_near = np.zeros(obj.shape[0])
+    t_far = np.full(obj.shape[0], np.inf)
+    for axis in range(3):
+        t1 = inv[:, axis] * (own_lo[:, axis] - origin[axis])
+        t2 = inv[:, axis] * (own_hi[:, axis] - origin[axis])
+        np.maximum(t_near, np.minimum(t1, t2), out=t_near)
+        np.minimum(t_far, np.maximum(t1, t2), out=t_far)
+    enters = (t_far >= t_near) & (t_far > 0.0) & ahead[obj]
+
+    inside = np.all((box_min <= origin) & (origin <= box_max), axis=1)
+    others = np.flatnonzero(~inside)
+    first = np.full(obj.shape[0], np.inf)
+    if others.size:
+        o_near = np.zeros((obj.shape[0], others.size))
+        o_far = np.full_like(o_near, np.inf)
+        for axis in range(3):
+            t1 = np.multiply.outer(inv[:, axis], box_min[others, axis] - origin[axis])
+            t2 = np.multiply.outer(inv[:, axis], box_max[others, axis] - origin[axis])
+            np.maximum(o_near, np.minimum(t1, t2), out=o_near)
+            np.minimum(o_far, np.maximum(t1, t2), out=o_far)
+        o_near = np.where((o_far >= o_near) & (o_far > 0.0), o_near, np.inf)
+        o_near[others[None, :] == own[obj][:, None]] = np.inf  # not its own box
+        first = o_near.min(axis=1)
+    in_fov = (np.abs(ray_u.ravel()) <= tan_h) & (np.abs(ray_v.ravel()) <= tan_v)
+    seen = (enters & in_fov & (t_near <= camera.range_m)
+            & ~(first < t_near - margin_m))
+    points = origin + t_near[:, None] * rays
+    box_lo, box_hi = box_min[own], box_max[own]
+    for i in range(m):
+        rows = slice(i * g2, (i + 1) * g2)
+        hit, saw = enters[rows], seen[rows]
+        n_hit, n_saw = int(hit.sum()), int(saw.sum())
+        if n_hit == 0 or n_saw == 0:
+            continue
+        share[i] = n_saw / n_hit
+        every, visible = points[rows][hit], points[rows][saw]
+        low, high = visible.min(axis=0), visible.max(axis=0)
+        lo_out[i] = np.clip(np.where(low - every.min(axis=0) > 1e-9, low, box_lo[i]),
+                            box_lo[i], box_hi[i])
+        hi_out[i] = np.clip(np.where(every.max(axis=0) - high > 1e-9, high, box_hi[i]),
+                            lo_out[i], box_hi[i])
+    return share, lo_out, hi_out

@@ -33,7 +33,7 @@ import numpy as np
 
 from locimem.geometry import Visibility, in_view, look_at, visibility
 from locimem.model import Camera, Detection
-from locimem.sim.perception import Detector, NoiseModel
+from locimem.sim.perception import Detector, NoiseModel, SceneBoxes
 from locimem.sim.render import boxes_to_arrays, line_of_sight, render_depth
 from locimem.sim.world import (
     CAMERA_HEIGHT_M,
@@ -106,6 +106,7 @@ class Scenario:
     objects: dict[int, ObjectSpec]
     frames: tuple[Frame, ...]
     events: tuple[WorldEvent, ...]
+    detector: str = "centre"  # the detector's visibility: "centre" or "rays"
 
     @property
     def duration_s(self) -> float:
@@ -131,6 +132,9 @@ class ScenarioBuilder:
         dt_s: seconds between scans while the robot is active.
         depth_shape: (h, w) of the depth image handed to the memory.
         fov_deg, vfov_deg, range_m: the camera's fields of view and trusted range.
+        detector: the detector's visibility, ``"centre"`` (the first one: a thing is seen
+            whole or not at all by the ray to its centre) or ``"rays"`` (recall and box fall
+            with the share in sight; :mod:`locimem.sim.perception`).
 
     >>> from locimem.sim.world import build_world
     >>> b = ScenarioBuilder("demo", build_world(0, rooms=("kitchen",)), seed=0)
@@ -152,13 +156,15 @@ class ScenarioBuilder:
     vfov_deg: float = 60.0
     range_m: float = 4.5
     speed_m_s: float = 1.0
+    detector: str = "centre"
 
     def __post_init__(self) -> None:
         streams = np.random.SeedSequence(self.seed).spawn(4)
         self._rng_camera = np.random.default_rng(streams[0])
         self._rng_world = np.random.default_rng(streams[1])
         self._rng_depth = np.random.default_rng(streams[2])
-        self._detector = Detector(self.noise, np.random.default_rng(streams[3]))
+        self._detector = Detector(self.noise, np.random.default_rng(streams[3]),
+                                  visibility=self.detector)
         self.t = 0.0
         self.position: Vec3 = self.world.rooms[0].center_m
         self.specs: dict[int, ObjectSpec] = dict(self.world.objects)
@@ -453,8 +459,10 @@ class ScenarioBuilder:
         camera = Camera(bare.position, bare.quaternion, bare.fov_deg, bare.range_m,
                         bare.vfov_deg, depth=sensed)
         order = [i for i in ids if i in visible]
+        scene = SceneBoxes(np.vstack(lo), np.vstack(hi),
+                           {oid: n_static + k for k, oid in enumerate(ids)})
         dets, sources = self._detector.detect(len(self.frames), clean, order, self.positions,
-                                              self.specs, depth)
+                                              self.specs, depth, scene=scene)
         self._update_known(clean, frozenset(s for s in sources if s is not None))
         frame = Frame(
             index=len(self.frames), t=self.t, camera=camera, detections=tuple(dets),
@@ -499,4 +507,4 @@ class ScenarioBuilder:
     def build(self) -> Scenario:
         """The scenario scripted so far."""
         return Scenario(self.name, self.seed, self.world, self.noise, dict(self.specs),
-                        tuple(self.frames), tuple(self.events))
+                        tuple(self.frames), tuple(self.events), self.detector)

@@ -50,6 +50,16 @@ LABEL_SIZES: dict[str, Vec3] = {
     "chair": (0.45, 0.45, 0.90),
     "stool": (0.35, 0.35, 0.65),
 }
+# The labels of the first worlds, in the order their class directions and a false positive's
+# label are drawn. Labels added later (:data:`LATER_LABEL_SIZES`) take their directions from
+# a stream of their own, so that every earlier day is drawn exactly as it was.
+FIRST_LABELS: tuple[str, ...] = tuple(sorted(LABEL_SIZES))
+LATER_LABEL_SIZES: dict[str, Vec3] = {
+    "keys": (0.06, 0.08, 0.02),
+    "mouse": (0.06, 0.11, 0.04),
+    "basket": (0.35, 0.25, 0.25),
+}
+LABEL_SIZES.update(LATER_LABEL_SIZES)
 
 # What each room's surfaces tend to hold.
 ROOM_VOCABULARY: dict[str, tuple[str, ...]] = {
@@ -366,8 +376,10 @@ def build_world(
         sid = max(s.id for f in made for s in f.surfaces) + 1
         furniture += made
     structure, doors = _walls(room_list)
-    class_embeddings = {label: unit(rng.normal(size=EMBEDDING_DIM))
-                        for label in sorted(LABEL_SIZES)}
+    class_embeddings = {label: unit(rng.normal(size=EMBEDDING_DIM)) for label in FIRST_LABELS}
+    later = np.random.default_rng(np.random.SeedSequence([seed, 35]))
+    class_embeddings.update({label: unit(later.normal(size=EMBEDDING_DIM))
+                             for label in sorted(LATER_LABEL_SIZES)})
     for v in class_embeddings.values():
         v.setflags(write=False)
 

@@ -573,12 +573,12 @@ def _mask_bounds(boxes: list[Box2D], bounds: np.ndarray) -> np.ndarray:
             out = bounds.copy()
         c0, r0, c1, r1 = inside[k]
         window = b.mask[r0:r1, c0:c1]
-        rows = window.any(axis=1)
+        rows = np.asarray(window.any(axis=1))
         if not rows.any():
             out[k] = (bounds[k, 0], bounds[k, 1], bounds[k, 0], bounds[k, 1])
             continue
         top, bottom = int(rows.argmax()), rows.size - int(rows[::-1].argmax())
-        cols = window[top:bottom].any(axis=0)
+        cols = np.asarray(window[top:bottom].any(axis=0))
         left, right = int(cols.argmax()), cols.size - int(cols[::-1].argmax())
         x0, y0, x1, y1 = bounds[k]
         out[k] = (max(x0, c0 + left), max(y0, r0 + top), min(x1, c0 + right),

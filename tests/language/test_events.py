@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from locimem.language.events import TEXTS, event_line, short_line
+from locimem.language.events import TEXTS, event_line, event_phrase, short_line
 from locimem.model import Event, EventKind
 
 
@@ -49,3 +49,34 @@ def test_a_short_line_without_the_data_it_needs_is_the_head_alone() -> None:
 def test_perception_text_is_sanitised() -> None:
     ev = _ev(EventKind.FORGOTTEN, {"center": [0, 0, 0]}, label="cup\x1b[2J\nrm -rf")
     assert "\x1b" not in event_line(ev) and "\n" not in short_line(ev)
+
+
+@pytest.mark.parametrize("kind, data, phrase", [
+    (EventKind.APPEARED, {"center": [1, 2, 0.5]}, "appeared at (1.00, 2.00, 0.50)"),
+    (EventKind.REACQUIRED, {"center": [1, 2, 0.5], "gap_s": 4.0},
+     "reacquired at (1.00, 2.00, 0.50)"),
+    (EventKind.MOVED, {"from": [0, 0, 0], "to": [0.5, 0, 0], "distance_m": 0.5},
+     "moved 0.50 m to (0.50, 0.00, 0.00)"),
+    (EventKind.REANCHORED, {"from": [0, 0, 0], "to": [0, 0.25, 0], "shift_m": 0.25,
+                            "n_reanchored": 3},
+     "re-anchored 0.25 m to (0.00, 0.25, 0.00) by a pose correction"),
+    (EventKind.SETTLED, {"to": [1, 1, 1], "n_detections": 6},
+     "its place settled at (1.00, 1.00, 1.00) after 6 sightings"),
+    (EventKind.LABEL_CHANGED, {"from": "mug", "to": "cup\u202e"},
+     "label vote changed from 'mug' to 'cup'"),
+    (EventKind.CORRECTED, {"field": "label", "from": "mug", "to": "cup"}, "label corrected"),
+    (EventKind.CORRECTED, {}, "something corrected"),
+    (EventKind.RELATION, {"relation": "on", "object": 7, "added": False},
+     "no longer on #7"),
+    (EventKind.LOST, {"last_seen": 5.0}, "lost (last seen t=5.0 s)"),
+    (EventKind.DELTA, {"kind": "moved", "status": "pending", "id": 3},
+     "moved compared with the prior map: pending (delta 3)"),
+    (EventKind.PRIOR, {"removed": True}, "removed from the prior map"),
+    (EventKind.PRIOR, {"entry": {}}, "prior map updated"),
+    (EventKind.KEYFRAME, {"kept": []}, "a frame that saw it was kept as evidence"),
+    (EventKind.PROMOTED, {"n_detections": 3}, "promoted"),  # no phrase: the kind's name
+    (EventKind.APPEARED, {}, "appeared"),  # the data lacks what the phrase needs
+    (EventKind.MOVED, {"to": [0, 0, 0], "distance_m": "far"}, "moved"),
+])
+def test_the_phrase_a_model_reads(kind: EventKind, data: dict, phrase: str) -> None:
+    assert event_phrase(_ev(kind, data)) == phrase

@@ -35,8 +35,8 @@ from locimem.errors import (
     InvalidInput,
     ToolError,
 )
-from locimem.language.hedge import place_text, when
-from locimem.model import Event, EventKind, ObjectStatus, TrackedObject
+from locimem.language.events import event_phrase
+from locimem.model import Event, ObjectStatus, TrackedObject
 from locimem.scene.relations import RELATIONS
 from locimem.times import parse_time
 
@@ -194,41 +194,6 @@ def _describe(ctx: Context, a: dict[str, Any]) -> dict[str, Any]:
             "relations": rels}
 
 
-def _event_summary(ev: Event) -> str:
-    d = ev.data or {}
-    k = ev.kind
-    try:
-        if k in (EventKind.APPEARED, EventKind.REACQUIRED) and "center" in d:
-            return f"{k.value.lower()} at {place_text(d['center'])}"
-        if k is EventKind.MOVED:
-            return f"moved {float(d['distance_m']):.2f} m to {place_text(d['to'])}"
-        if k is EventKind.REANCHORED:
-            return (f"re-anchored {float(d['shift_m']):.2f} m to {place_text(d['to'])} by a "
-                    "pose correction")
-        if k is EventKind.SETTLED:
-            return (f"its place settled at {place_text(d['to'])} after "
-                    f"{int(d['n_detections'])} sightings")
-        if k is EventKind.LABEL_CHANGED:
-            return f"label vote changed from {clean(d['from'], 40)!r} to {clean(d['to'], 40)!r}"
-        if k is EventKind.CORRECTED:
-            return f"{clean(d.get('field', 'something'), 20)} corrected"
-        if k is EventKind.RELATION:
-            verb = "now" if d.get("added") else "no longer"
-            return f"{verb} {clean(d['relation'], 16)} #{int(d['object'])}"
-        if k is EventKind.LOST:
-            return f"lost (last seen {when(float(d['last_seen']))})"
-        if k is EventKind.DELTA:
-            return (f"{clean(d['kind'], 16)} compared with the prior map: "
-                    f"{clean(d['status'], 16)} (delta {int(d['id'])})")
-        if k is EventKind.PRIOR:
-            return "removed from the prior map" if d.get("removed") else "prior map updated"
-        if k is EventKind.KEYFRAME:
-            return "a frame that saw it was kept as evidence"
-    except (KeyError, TypeError, ValueError):
-        pass
-    return k.value.lower()
-
-
 def _history(ctx: Context, a: dict[str, Any]) -> dict[str, Any]:
     reader = ctx.reader
     obj = reader.get(a["object_id"])
@@ -238,7 +203,7 @@ def _history(ctx: Context, a: dict[str, Any]) -> dict[str, Any]:
     shown = events[-a["limit"]:]
     return {"object": object_fact(reader, obj),
             "events": [{**time_fields("", e.t), "kind": e.kind.value,
-                        "summary": _event_summary(e)} for e in shown],
+                        "summary": event_phrase(e)} for e in shown],
             "earlier_events": len(events) - len(shown),
             "sightings": len(sightings),
             **time_fields("first_sighting_", sightings[0].t if sightings else None),

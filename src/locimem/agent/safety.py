@@ -31,24 +31,12 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-import unicodedata
 
-from locimem.language.hedge import sanitize
+from locimem.language.hedge import clean
 
 __all__ = ["clean", "estimate_tokens", "untrusted_block"]
 
 _PIECES = re.compile(r"[^\W\d_]+|\d+|[^\w\s]|_")
-_DROP = frozenset({"Cs", "Co", "Cn"})
-
-
-def clean(text: object, max_chars: int = 80) -> str:
-    """``text`` as one safe line of at most ``max_chars`` characters (see the module)."""
-    s = text if isinstance(text, str) else str(text)
-    s = sanitize(s, max_chars=max(max_chars, 2) * 2)
-    s = "".join(c for c in s if unicodedata.category(c) not in _DROP)
-    return sanitize(s, max_chars=max_chars)
-
-
 def estimate_tokens(text: str) -> int:
     """A conservative token count for ``text`` (see the module); additive over lines."""
     total = 0

@@ -95,3 +95,18 @@ def sanitize(text: str, max_chars: int = MAX_TEXT) -> str:
                       if unicodedata.category(c) not in ("Cc", "Cf") or c.isspace())
     cleaned = " ".join(cleaned.split())
     return cleaned if len(cleaned) <= max_chars else cleaned[: max_chars - 1] + "…"
+
+
+_DROP = frozenset({"Cs", "Co", "Cn"})  # surrogate, private-use and unassigned code points
+
+
+def clean(text: object, max_chars: int = 80) -> str:
+    """``text`` as one line safe to hand a language model, of at most ``max_chars``
+    characters: :func:`sanitize`, which also drops surrogate, private-use and unassigned code
+    points (see :mod:`locimem.agent.safety`)."""
+    import unicodedata
+
+    s = text if isinstance(text, str) else str(text)
+    s = sanitize(s, max_chars=max(max_chars, 2) * 2)
+    s = "".join(c for c in s if unicodedata.category(c) not in _DROP)
+    return sanitize(s, max_chars=max_chars)

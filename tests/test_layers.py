@@ -22,7 +22,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "locimem"
 # lowest first: (tier, its top-level modules and subpackages of locimem)
 TIERS: list[tuple[str, set[str]]] = [
     # the exception hierarchy, validation, the time contract, settings, rigid transforms...
-    ("base", {"errors", "version", "check", "progress", "words", "gcpause", "jsontext",
+    ("base", {"errors", "version", "check", "progress", "words", "gcpause", "threads", "jsontext",
               "times", "files", "config", "frames"}),
     # the records and the row types, camera geometry, indexes, rooms and relations, keyframes,
     # fitting map frames, the words about objects, lifting 2D detections with depth: what the

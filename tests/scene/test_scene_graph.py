@@ -301,7 +301,8 @@ def test_the_moved_cup_reads_the_same_after_reopening(store_path: Path) -> None:
 
 def test_a_reopened_memory_builds_its_relations_lazily_and_records_the_same(
         tmp_path: Path) -> None:
-    """An open leaves the relation index to build on first need; the first event applied
+    """An open with ``warm=False`` leaves the relation index to build on first need (a
+    writable open builds it at once by default); the first event applied
     builds it from the objects as they were, so a move after a reopen records the same
     RELATION events, and leaves the same relations, as the memory that never closed."""
     names = ("table", "cup", "plate", "phone", "counter")
@@ -318,12 +319,13 @@ def test_a_reopened_memory_builds_its_relations_lazily_and_records_the_same(
         assert ids(mem.related(1, "on")) == [2, 3, 4]
         assert mem._live._state.scene.built
     with ObjectMemory.open(stays, scope="home", durable=False, clock=lambda: 0.0) as mem:
-        mem._live._state.scene.ensure_built()  # as an eager open built it
+        assert mem._live._state.scene.built  # a writable open warms: built at open
         for t in range(10, 16):
             mem.observe(float(t), after)
         expected = ([(e.t, e.data) for e in mem.events(kind="RELATION")],
                     mem._live._state.relations_snapshot())
-    with ObjectMemory.open(reopened, scope="home", durable=False, clock=lambda: 0.0) as mem:
+    with ObjectMemory.open(reopened, scope="home", durable=False, clock=lambda: 0.0,
+                           warm=False) as mem:
         assert not mem._live._state.scene.built
         for t in range(10, 16):
             mem.observe(float(t), after)

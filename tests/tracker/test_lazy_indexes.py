@@ -1,7 +1,7 @@
-"""An open leaves the indexes (grids, embedding matrix, labels, deltas, loss queue, and the
-relations) to build on first need. A memory that opened lazily and then ingests, forgets and
-revives comes out exactly as one whose indexes were built the moment it opened: the same
-records, state and indexes, row for row."""
+"""An open with ``warm=False`` (and a read-only open) leaves the indexes (grids, embedding
+matrix, labels, deltas, loss queue, and the relations) to build on first need. A memory that
+opened lazily and then ingests, forgets and revives comes out exactly as one whose indexes
+were built the moment it opened: the same records, state and indexes, row for row."""
 
 from __future__ import annotations
 
@@ -44,11 +44,11 @@ def _indexes(mem: ObjectMemory) -> dict[str, Any]:
 
 
 def _session(path: Path, eager: bool) -> tuple[Any, ...]:
-    with ObjectMemory.open(path, scope="home", durable=False, clock=lambda: 0.0) as mem:
-        assert mem._live._state.indexes_pending and not mem._live._state.scene.built
-        if eager:
-            mem._live._state.ensure_indexes()
-            mem._live._state.scene.ensure_built()
+    # warm: built at open (a writable open's default); warm=False leaves them lazy
+    with ObjectMemory.open(path, scope="home", durable=False, clock=lambda: 0.0,
+                           warm=eager) as mem:
+        state = mem._live._state
+        assert state.indexes_pending is not eager and state.scene.built is eager
         for k, t in enumerate((60.0, 61.0, 62.0)):
             mem.observe(t, _scan(t, 0.02 * k))
         mem.forget(ID["fork"], reason="test")

@@ -126,11 +126,13 @@ def _names(scopes: Sequence[str]) -> str:
 def open_memory(args: argparse.Namespace, *, write: bool = False,
                 **kwargs: Any) -> ObjectMemory:
     """Open ``args.store`` for a command: its scope resolved and checked (``args.scope`` is
-    set to it), read-only unless ``write``, with ``--config``'s tracker settings."""
+    set to it), read-only unless ``write``, with ``--config``'s tracker settings. A command is
+    one call: nothing is built ahead of need (``warm=False``)."""
     from locimem.memory import ObjectMemory
 
     args.scope = resolve_scope(args.store, args.scope)
     config = getattr(args, "tracker_config", None)
+    kwargs.setdefault("warm", False)
     return ObjectMemory.open(args.store, scope=args.scope, read_only=not write, config=config,
                              **kwargs)
 

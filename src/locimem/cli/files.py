@@ -209,7 +209,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         scene = args.scene or manifest.scene or manifest.scope
         scopes = scopes_if_any(args.store)
         scope = resolve_scope(args.store, args.scope, new_ok=True, scopes=scopes)
-        with ObjectMemory.open(args.store, scope=scope) as mem:
+        with ObjectMemory.open(args.store, scope=scope, warm=False) as mem:
             ids = mem.load_prior(entries, scene=scene, actor=args.actor,
                                  reason=f"prior map from {args.directory}")
         document(args, {"store": args.store, "scope": scope, "prior": True, "scene": scene,

@@ -89,7 +89,7 @@ def _open(args: argparse.Namespace, write: bool) -> Any:
     scopes = scopes_if_any(args.store) if new_ok else None
     args.scope = resolve_scope(args.store, args.scope, new_ok=new_ok, scopes=scopes)
     return ObjectMemory.open(args.store, scope=args.scope, read_only=not write,
-                             config=getattr(args, "tracker_config", None))
+                             config=getattr(args, "tracker_config", None), warm=False)
 
 
 def parse_pair(text: str, what: str) -> tuple[float, float]:

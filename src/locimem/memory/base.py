@@ -102,6 +102,16 @@ class LiveMemory(MemoryReader):
     def read_only(self) -> bool:
         return self.store.read_only
 
+    def warm(self) -> None:
+        """Build now what the first scan or ``find`` would build on first need: the state's
+        indexes, the relation index and, with an encoder, the index ``find`` searches (its
+        label embeddings: the encoder's first call is made here too)."""
+        state = self._state
+        state.ensure_indexes()
+        state.scene.ensure_built()
+        if self._encoder is not None:
+            self.semantic_index()
+
     def sibling(self, scope: str) -> LiveMemory:
         """The live memory of another scope of the same store, opened as this one was (a
         provisional map epoch's own scope)."""

@@ -236,6 +236,9 @@ class TrackerConfig:
                                      "once (above 1: never)", group="lifecycle")
     lost_min_sightings: int = knob(2, 1, 10_000, "sightings", "camera sightings before misses "
                                    "can lose an object", group="belief")
+    losses_per_scan: int = knob(32, 1, 1_000_000, "objects", "objects unseen too long a scan "
+                                "gives up at most (the rest at the next scans)",
+                                group="lifecycle")
     withdraw_ratio: float = knob(0.003, 0.0, 1.0, "", "odds fall that withdraws publication "
                                  "(0: never)", group="belief")
     depth_noise_m: float = knob(0.01, 0.0, 10.0, "m", "depth tolerance", group="belief")

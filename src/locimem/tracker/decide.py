@@ -146,9 +146,13 @@ class _Scan:
 
 def _lose_unseen(scan: _Scan) -> None:
     """1. Time-only belief: objects last seen without a camera and unseen for longer than the
-    lost line are LOST at this scan (EXPIRED if they were never promoted)."""
+    lost line are LOST at this scan (EXPIRED if they were never promoted) — at most
+    ``losses_per_scan`` of them, the longest overdue, so that a scan after a long pause (or
+    after a burst of new objects) costs what a scan costs; the rest are given up at the next
+    scans. (Meanwhile they are not published: their confidence is below the lost line.)"""
     t, config, objects = scan.t, scan.config, scan.state.objects
-    for oid in scan.state.indexes.due_for_loss(scan.state.objects, t, config.lost_after_s):
+    for oid in scan.state.indexes.due_for_loss(scan.state.objects, t, config.lost_after_s,
+                                               config.losses_per_scan):
         obj = objects[oid]
         scan.lose(obj, obj.confidence(t, config.tau_s))
 

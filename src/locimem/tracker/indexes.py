@@ -181,28 +181,30 @@ class StateIndexes:
         born = self._born.get(label, [])
         return [oid for _, oid in born[bisect.bisect_right(born, (t, float("inf"))):]]
 
-    def due_for_loss(self, objects: Mapping[int, ObjectState], t: float, lost_after_s: float
-                     ) -> list[int]:
+    def due_for_loss(self, objects: Mapping[int, ObjectState], t: float, lost_after_s: float,
+                     limit: int | None = None) -> list[int]:
         """Ids of ``objects`` (not lost, time-only belief) unseen for more than
-        ``lost_after_s`` at time ``t``, in ascending order. Only touches queue entries that
-        are due, and leaves the queue valid whatever the caller then does (due ids are
-        dropped once they are marked lost; objects last seen with a camera are dropped:
-        their loss is decided from the absence credited to them, not from time)."""
+        ``lost_after_s`` at time ``t``, in ascending order — at most ``limit`` of them, the
+        longest overdue (the others stay queued for the next call). Only touches queue
+        entries that are due, and leaves the queue valid whatever the caller then does (due
+        ids are dropped once they are marked lost; objects last seen with a camera are
+        dropped: their loss is decided from the absence credited to them, not from time)."""
         queue = self._loss_queue
-        due: list[int] = []
+        due: set[int] = set()
         requeue: list[tuple[float, int]] = []
-        while queue and queue[0][0] < t:
+        room = len(objects) + 1 if limit is None else limit
+        while queue and queue[0][0] < t and len(due) < room:
             _, oid = heapq.heappop(queue)
             obj = objects.get(oid)
             if obj is None or obj.lost or obj.seen_camera:
                 continue
             deadline = obj.last_seen + lost_after_s
             if deadline < t:
-                due.append(oid)
+                due.add(oid)
             requeue.append((deadline, oid))
         for entry in requeue:
             heapq.heappush(queue, entry)
-        return sorted(set(due))
+        return sorted(due)
 
 
 def delta_keys(delta: Delta) -> tuple[tuple[Any, int], ...]:

@@ -183,3 +183,25 @@ def test_the_float32_candidate_product_never_drops_a_row_at_the_floor(dim: int) 
             ref_ids, ref_cos = _reference(fm, query, floor)
             assert ids.tolist() == ref_ids and cos.tolist() == ref_cos
         assert fm._mat32[:len(fm)].tolist() == fm._mat[:len(fm)].astype(np.float32).tolist()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_many_queries_at_once_answer_as_each_alone(seed: int) -> None:
+    from locimem.index.features import BATCH_FROM
+
+    rng = np.random.default_rng(seed)
+    fm = _random_store(rng, int(rng.integers(50, 3000)), int(rng.choice([8, 32, 128])))
+    n, dim = len(fm), fm.dim
+    assert dim is not None
+    k = int(rng.integers(1, 3 * BATCH_FROM))
+    # near copies of stored rows (near ties at the floor) and random directions
+    queries = [_unit(fm._mat[int(rng.integers(n))] + rng.normal(0, 0.05, dim))
+               if rng.random() < 0.7 else _unit(rng.standard_normal(dim)) for _ in range(k)]
+    floor = NEED - MARGIN
+    many = fm.above_many(queries, floor)
+    assert len(many) == k
+    for q, (ids, cos) in zip(queries, many, strict=True):
+        ids1, cos1 = fm.above(q, floor)
+        assert ids.tolist() == ids1.tolist() and cos.tobytes() == cos1.tobytes()
+        assert (ids.tolist(), cos.tolist()) == _reference(fm, q, floor)
+    assert fm.above_many([], floor) == []

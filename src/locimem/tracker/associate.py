@@ -249,14 +249,23 @@ class _Associator:
         match: dict[int, _Match] = {}
         taken: set[int] = set()
         need = config.feature_match_min + config.feature_label_strict
+        # only what can be the best, or close enough to it to matter: every detection's
+        # search at once (one matrix product for many: a scan of new things)
+        floor = need - config.feature_margin
+        queries: dict[int, np.ndarray] = {}
+        for i in rows:
+            f = self.detections[i].feature
+            q = unit_query(f) if f is not None and f.shape[0] == dim else None
+            if q is not None:
+                queries[i] = q
+        found = dict(zip(queries, features.above_many(list(queries.values()), floor),
+                         strict=True))
         for i in rows:
             det = self.detections[i]
             f = det.feature
-            if f is None or f.shape[0] != dim:
+            if i not in found or f is None:
                 continue
-            # only what can be the best, or close enough to it to matter
-            floor = need - config.feature_margin
-            best_oid, best, second = best_two(features, f, floor, eligible)
+            best_oid, best, second = best_of(*found[i], eligible)
             if best_oid is None:
                 continue
             obj = objects[best_oid]
@@ -276,14 +285,25 @@ class _Associator:
         return match
 
 
+def unit_query(vector: np.ndarray) -> np.ndarray | None:
+    """``vector`` scaled to unit length, in float64 (None for a zero vector)."""
+    norm = float(np.linalg.norm(vector))
+    return None if norm <= 0.0 else np.asarray(vector, dtype=np.float64) / norm
+
+
 def best_two(features: FeatureMatrix, vector: np.ndarray, floor: float,
              eligible: Callable[[int], bool]) -> tuple[int | None, float, float]:
     """(id, cosine) of the eligible row most like ``vector`` (any length but zero) and the
     cosine of the next, among the rows scoring at least ``floor`` (a missing one reads -1)."""
-    norm = float(np.linalg.norm(vector))
-    if norm <= 0.0:
+    query = unit_query(vector)
+    if query is None:
         return None, -1.0, -1.0
-    ids, cos = features.above(np.asarray(vector, dtype=np.float64) / norm, floor)
+    return best_of(*features.above(query, floor), eligible)
+
+
+def best_of(ids: np.ndarray, cos: np.ndarray, eligible: Callable[[int], bool]
+            ) -> tuple[int | None, float, float]:
+    """:func:`best_two` of a search's answer (ids and cosines, best first)."""
     best_oid, best = None, -1.0
     for oid, c in zip(ids.tolist(), cos.tolist(), strict=True):  # best first
         if not eligible(oid):

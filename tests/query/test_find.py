@@ -278,3 +278,36 @@ def test_objects_sharing_a_label_share_one_indexed_vector() -> None:
         # then "mug" and "plate", tied (no trigram in common with "cup"): merged by id
         assert [i for _, i in index.by_embedding(index.encoder.encode(["cup"])[0], 7)] == \
             [5, 9, 13, 17, 1, 3, 4]
+
+
+def test_labels_are_encoded_at_open_and_a_repeated_query_once(tmp_path) -> None:
+    from locimem.language.encoder import HashingEncoder
+    from locimem.query import semantic
+
+    class Counting(HashingEncoder):
+        def __init__(self) -> None:
+            super().__init__(64)
+            self.calls: list[list[str]] = []
+
+        def encode(self, texts):  # type: ignore[no-untyped-def]
+            self.calls.append(list(texts))
+            return super().encode(texts)
+
+    path = tmp_path / "m.loci"
+    with ObjectMemory.open(path, scope="v") as mem:
+        _fill(mem, ("cup", "mug", "plate"))
+    encoder = Counting()
+    with ObjectMemory.open(path, scope="v", encoder=encoder) as mem:
+        assert encoder.calls == [["cup", "mug", "plate"]]  # warm: before any find
+        first = hits(mem.find("coffee cup"))
+        assert encoder.calls[1:] == [["coffee cup"]] and first
+        assert hits(mem.find("coffee cup")) == first and encoder.calls[1:] == [["coffee cup"]]
+        for i in range(semantic.QUERIES_KEPT):  # the least recently asked is dropped
+            mem.find(f"thing {i}")
+        assert len(encoder.calls) == 2 + semantic.QUERIES_KEPT
+        assert hits(mem.find("coffee cup")) == first and encoder.calls[-1] == ["coffee cup"]
+    encoder = Counting()
+    with ObjectMemory.open(path, scope="v", encoder=encoder, warm=False) as mem:
+        assert encoder.calls == []  # built on the first find
+        mem.find("coffee cup")
+        assert encoder.calls == [["cup", "mug", "plate"], ["coffee cup"]]

@@ -25,6 +25,7 @@ from locimem.model.rows import RowChanges
 from locimem.tracker.state import MemoryState
 
 POOL_PER_LABEL = 50  # ties within a label are ranked among its newest identities
+QUERIES_KEPT = 256  # query embeddings kept (see SemanticIndex._query)
 MIN_COSINE = 0.45  # below this an embedding match is noise (MiniLM: mug~cup 0.71, mug~chair 0.30)
 
 
@@ -52,6 +53,9 @@ class SemanticIndex:
         self._key_of: dict[str, int] = {}  # label -> its key in the vector index
         self._label_at: dict[int, str] = {}  # key -> label
         self._next_key = 0
+        # the latest queries' embeddings (a robot's or a model's questions repeat): up to
+        # QUERIES_KEPT texts, the least recently asked dropped first
+        self._query_vec: dict[str, np.ndarray] = {}
         if encoder is not None:
             self._vectors = self._make_index(encoder.dim)
 
@@ -156,7 +160,7 @@ class SemanticIndex:
                     best[oid] = Match(oid, score, "text")
                     taken += 1
         if self.encoder is not None:
-            query = self.encoder.encode([text])[0]
+            query = self._query(text)
             # over-fetch: some hits may be filtered out by ``accept``
             for cos, oid in self.by_embedding(query, 4 * top_k):
                 if cos < MIN_COSINE:
@@ -167,6 +171,20 @@ class SemanticIndex:
                     best[oid] = Match(oid, round(min(float(cos), 1.0), 6), "embedding")
         ranked = sorted(best.values(), key=lambda m: (-m.score, rank(m.object_id)))
         return ranked[:top_k]
+
+    def _query(self, text: str) -> np.ndarray:
+        """``text``'s embedding, from the encoder or the queries kept (the same vector: the
+        encoder is a pure function of the text)."""
+        kept = self._query_vec
+        vec = kept.pop(text, None)
+        if vec is None:
+            assert self.encoder is not None
+            vec = self.encoder.encode([text])[0]
+            vec.flags.writeable = False  # kept: nobody may change it
+            if len(kept) >= QUERIES_KEPT:
+                del kept[next(iter(kept))]
+        kept[text] = vec  # the most recent last
+        return vec
 
     def by_embedding(self, query: np.ndarray, k: int, allow: Collection[int] | None = None
                      ) -> list[tuple[float, int]]:

@@ -7,6 +7,7 @@ same journal and sync settings. ``ratio`` = locimem's median scan time / the flo
 
 from __future__ import annotations
 
+import contextlib
 import random
 import shutil
 import sqlite3
@@ -20,9 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
+from locimem.bench.phases import ScanProfile, percentile
 from locimem.config import TrackerConfig
 from locimem.memory import ObjectMemory, reader_of
-from locimem.model import Camera, Detection
+from locimem.model import Camera, Detection, EventKind
 from locimem.progress import progress
 from locimem.store.sqlite.codec import OBJECT_COLUMNS, UPSERT_OBJECT
 
@@ -48,11 +50,15 @@ class IngestFigures:
     # shared machine
     cpu_median_ms: float = 0.0
     cpu_p99_ms: float = 0.0
+    max_ms: float = 0.0  # the slowest scan (wall)
+    cpu_max_ms: float = 0.0
     dim: int = 0  # embedding width on every detection (0: none)
     new_per_scan: int = 0  # detections a scan of objects never seen before
     # resident memory a process gains by opening the store, per object held (bytes; measured
     # in a fresh process, so nothing this one allocated before counts)
     rss_per_object_b: float | None = None
+    # with ``profile``: each measured scan's phases (see locimem.bench.phases)
+    profile: ScanProfile | None = None
 
 
 def _layout(n: int) -> tuple[list[tuple[float, float, float]], list[str]]:
@@ -101,15 +107,16 @@ def _camera_on(points: list[tuple[float, float, float]]) -> Camera:
 
 def bench_ingest(n_objects: int, *, scans: int = 300, per_scan: int = 30, durable: bool = False,
                  camera: bool = False, dim: int = 0, new_per_scan: int = 0, seed: int = 0,
-                 workdir: Path | None = None, config: TrackerConfig | None = None
-                 ) -> IngestFigures:
+                 workdir: Path | None = None, config: TrackerConfig | None = None,
+                 profile: bool = False) -> IngestFigures:
     """Time ``scans`` scans of ``per_scan`` detections (a robot looking at one neighbourhood
     at a time, 30 Hz) in a store holding ``n_objects``: ``per_scan - new_per_scan`` of known
     objects and ``new_per_scan`` of things never seen before (placed away from the others, so
     only their appearance could match them). With ``camera``, each scan also says where the
     camera was (visibility-aware belief and keyframes); with ``dim``, every detection carries
     a ``dim``-wide embedding (a known object's own, slightly perturbed). ``config``: the
-    tracker's settings for the measured scans (default: the defaults)."""
+    tracker's settings for the measured scans (default: the defaults). ``profile``: time
+    each scan's phases too (:class:`~locimem.bench.phases.ScanProfile`)."""
     rng = random.Random(seed)
     seen = per_scan - new_per_scan
     features = _embeddings(n_objects + new_per_scan * scans, dim, seed) if dim else None
@@ -122,9 +129,10 @@ def bench_ingest(n_objects: int, *, scans: int = 300, per_scan: int = 30, durabl
         times: list[float] = []
         cpu: list[float] = []
         fresh = n_objects  # the next never-seen thing (its row of ``features``)
-        with ObjectMemory.open(path, durable=durable, config=config) as mem:
+        created = 0
+        with ObjectMemory.open(path, durable=durable, config=config) as mem, \
+                (ScanProfile(mem) if profile else contextlib.nullcontext()) as prof:
             first_commit = reader_of(mem).store.counters()[2]
-            held = len(reader_of(mem).state.objects)
             for _ in progress(range(scans), label=f"  ingesting ({n_objects} objects)"):
                 start = rng.randrange(max(1, n_objects - seen))
                 dets = [
@@ -144,11 +152,15 @@ def bench_ingest(n_objects: int, *, scans: int = 300, per_scan: int = 30, durabl
                     fresh += 1
                 cam = _camera_on([d.center for d in dets]) if camera else None
                 c0, t0 = time.process_time(), time.perf_counter()
-                mem.observe(t, dets, camera=cam)
+                if prof is None:
+                    result = mem.observe(t, dets, camera=cam)
+                else:
+                    result = prof.scan(mem.observe, t, dets, camera=cam)
                 times.append(time.perf_counter() - t0)
                 cpu.append(time.process_time() - c0)
+                appeared = {e.object_id for e in result.events if e.kind is EventKind.APPEARED}
+                created += len(appeared.intersection(result.assignments[seen:]))
                 t += 1 / 30
-            created = len(reader_of(mem).state.objects) - held
         # the workload is not what it says it is (with a camera the tracker may also split,
         # merge and lose the known objects it is shown: the worst case is meant to exercise that)
         if not camera and created != new_per_scan * scans:
@@ -165,7 +177,8 @@ def bench_ingest(n_objects: int, *, scans: int = 300, per_scan: int = 30, durabl
         detections_per_s=per_scan * len(times) / sum(times),
         floor_median_ms=floor_median * 1e3, ratio=median / floor_median,
         cpu_median_ms=statistics.median(cpu) * 1e3, cpu_p99_ms=_p99(cpu) * 1e3,
-        dim=dim, new_per_scan=new_per_scan, rss_per_object_b=rss,
+        max_ms=times[-1] * 1e3, cpu_max_ms=cpu[-1] * 1e3,
+        dim=dim, new_per_scan=new_per_scan, rss_per_object_b=rss, profile=prof,
     )
 
 
@@ -184,6 +197,7 @@ class DayFigures:
     cpu_p99_ms: float
     floor_median_ms: float
     ratio: float
+    max_ms: float = 0.0
 
 
 def bench_day(name: str, *, seed: int | None = None, durable: bool = False,
@@ -224,7 +238,7 @@ def bench_day(name: str, *, seed: int | None = None, durable: bool = False,
         objects=objects, depth_shape=depth, median_ms=median * 1e3,
         p99_ms=_p99(times) * 1e3, cpu_median_ms=statistics.median(cpu) * 1e3,
         cpu_p99_ms=_p99(cpu) * 1e3, floor_median_ms=floor_median * 1e3,
-        ratio=median / floor_median)
+        ratio=median / floor_median, max_ms=times[-1] * 1e3)
 
 
 _RSS_PROBE = """
@@ -264,7 +278,7 @@ def resident_per_object(path: Path) -> float | None:
 
 
 def _p99(sorted_values: list[float]) -> float:
-    return sorted_values[min(len(sorted_values) - 1, int(0.99 * len(sorted_values)))]
+    return percentile(sorted_values, 0.99)
 
 
 def _floor(source: Path, target: Path, first_commit: int, durable: bool) -> list[float]:

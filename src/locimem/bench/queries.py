@@ -2,8 +2,9 @@
 relational queries, and relation maintenance, at growing numbers of objects.
 
 A building is laid out as rooms of tables, each with a few items on it; every object is
-published (``promote_after=1``) so relations exist. Figures are medians over many queries; the
-machine is shared, so compare rows of one run.
+published (``promote_after=1``) so relations exist. Figures are medians over many queries,
+with each read query's p99 and max beside them; the machine is shared, so compare rows of one
+run.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import TextIO
 
 import numpy as np
 
+from locimem.bench.phases import percentile
 from locimem.config import TrackerConfig
 from locimem.index.vectors import ExactIndex
 from locimem.memory import ObjectMemory, reader_of
@@ -49,13 +51,22 @@ def _layout(n: int, seed: int = 0) -> list[Detection]:
     return out[:n]
 
 
-def _median_ms(fn: Callable[[int], object], runs: int) -> float:
+Timing = tuple[float, float, float]
+"""A query's median, p99 and max, ms."""
+
+
+def _timing(seconds: list[float]) -> Timing:
+    ms = sorted(v * 1e3 for v in seconds)
+    return statistics.median(ms), percentile(ms, 0.99), ms[-1]
+
+
+def _timed(fn: Callable[[int], object], runs: int) -> Timing:
     times = []
     for i in range(runs):
         t0 = time.perf_counter()
         fn(i)
         times.append(time.perf_counter() - t0)
-    return statistics.median(times) * 1e3
+    return _timing(times)
 
 
 def _median_ms_in_turns(fns: dict[str, Callable[[int], object]], runs: int,
@@ -85,8 +96,10 @@ def _encoder() -> tuple[object, str]:
         return HashingEncoder(384), "hashing stand-in"
 
 
-def bench_queries(n: int, runs: int = 200, with_vectors: bool = True) -> dict[str, float]:
-    """Median milliseconds per query at ``n`` objects."""
+def bench_queries(n: int, runs: int = 200, with_vectors: bool = True
+                  ) -> tuple[dict[str, float], dict[str, Timing]]:
+    """Median milliseconds per query at ``n`` objects, and the read queries' median, p99 and
+    max."""
     dets = _layout(n)
     config = TrackerConfig(promote_after=1)
     with tempfile.TemporaryDirectory() as tmp:
@@ -95,14 +108,17 @@ def bench_queries(n: int, runs: int = 200, with_vectors: bool = True) -> dict[st
             for s in progress(range(0, len(dets), 30), label=f"  building {n} objects"):
                 mem.observe(s / 3000, dets[s:s + 30])
         words = random.Random(2).choices(ITEMS, k=runs)
-        out = _bench_reads(path, config, words, runs)
+        tails = _bench_reads(path, config, words, runs)
         if with_vectors:  # the reads' memory is gone by now: one store's state at a time
+            tails.update(_bench_encoded_find(path, config, runs))
+        out = {name: timing[0] for name, timing in tails.items()}
+        if with_vectors:
             out.update(_bench_vectors(path, config, words, runs))
-    return out
+    return out, tails
 
 
 def _bench_reads(path: Path, config: TrackerConfig, words: Sequence[str],
-                 runs: int) -> dict[str, float]:
+                 runs: int) -> dict[str, Timing]:
     """near, nearest, find by text, one relational query and one relation update."""
     rng = random.Random(1)
     with ObjectMemory.open(path, config=config, read_only=True) as mem:
@@ -112,10 +128,10 @@ def _bench_reads(path: Path, config: TrackerConfig, words: Sequence[str],
         points = [(p[0] + rng.uniform(-1, 1), p[1] + rng.uniform(-1, 1), 0.8)
                   for p in rng.choices(xs, k=runs)]
         out = {
-            "near 1 m": _median_ms(lambda i: mem.near(points[i], 1.0), runs),
-            "nearest 5": _median_ms(lambda i: mem.nearest(points[i], 5), runs),
-            "find (text)": _median_ms(lambda i: mem.find(words[i], 10), runs),
-            "on the table": _median_ms(
+            "near 1 m": _timed(lambda i: mem.near(points[i], 1.0), runs),
+            "nearest 5": _timed(lambda i: mem.nearest(points[i], 5), runs),
+            "find (text)": _timed(lambda i: mem.find(words[i], 10), runs),
+            "on the table": _timed(
                 lambda i: mem.related(tables[i % len(tables)].id, "on"), runs),
         }
         state = reader_of(mem).state
@@ -126,8 +142,29 @@ def _bench_reads(path: Path, config: TrackerConfig, words: Sequence[str],
             state.scene.place(obj)
             state.scene.pending.clear()
 
-        out["relation update"] = _median_ms(relation_update, runs)
+        out["relation update"] = _timed(relation_update, runs)
     return out
+
+
+def _bench_encoded_find(path: Path, config: TrackerConfig, runs: int) -> dict[str, Timing]:
+    """``find`` through the encoder as a robot's or a model's questions reach it: the memory
+    opened with the encoder (its labels encoded at open), then ``runs`` questions, a quarter
+    of them new and the rest asked before (the last queries' embeddings are kept). The first
+    question after open is its own row."""
+    encoder, _ = _encoder()
+    rng = random.Random(3)
+    asked = [f"something like a {a} or a {b}" for a, b in zip(
+        rng.choices(ITEMS, k=runs), rng.choices(ITEMS, k=runs), strict=True)]
+    questions = [asked[i] if i < runs // 4 or rng.random() < 0.25 else
+                 asked[rng.randrange(runs // 4)] for i in range(runs)]
+    with ObjectMemory.open(path, config=config, read_only=True, warm=True,
+                           encoder=encoder) as mem:  # type: ignore[arg-type]
+        t0 = time.perf_counter()
+        mem.find("where is my phone", 10)
+        first = time.perf_counter() - t0
+        timing = _timed(lambda i: mem.find(questions[i], 10), runs)
+    return {"find (text, encoder): first after open": (first * 1e3,) * 3,
+            "find (text, encoder)": timing}
 
 
 def _bench_vectors(path: Path, config: TrackerConfig, words: Sequence[str],
@@ -182,7 +219,8 @@ def run_query_suite(out: TextIO, sizes: Sequence[int] = (1_000, 10_000, 100_000)
                     runs: int = 200) -> None:
     _, encoder_name = _encoder()
     out.write(f"# locimem query benchmark (median ms per query; embeddings: {encoder_name})\n\n")
-    rows = {n: bench_queries(n, runs) for n in sizes}
+    both = {n: bench_queries(n, runs) for n in sizes}
+    rows = {n: figures for n, (figures, _) in both.items()}
     names = list(next(iter(rows.values())))
     for figures in rows.values():
         names += [k for k in figures if k not in names]
@@ -204,5 +242,17 @@ def run_query_suite(out: TextIO, sizes: Sequence[int] = (1_000, 10_000, 100_000)
                   f"{ratios(per_object, 'bare numpy M @ q + argpartition top-10')}.\n")
     out.write("\n'relation update' is the cost of re-deriving one object's relations when it "
               "settles somewhere new (a MOVED, APPEARED-and-promoted, corrected or re-acquired "
-              "object); a scan pays it once per such object.\n")
+              "object); a scan pays it once per such object. 'find (text, encoder)': the "
+              "memory opened with the encoder, questions a quarter of which are new (the "
+              "rest asked before), end to end.\n")
+    out.write("\nThe read queries' tails (ms: median / p99 / max):\n\n"
+              "| query | " + " | ".join(f"{n:,} objects" for n in sizes) + " |\n"
+              "|---|" + "---:|" * len(sizes) + "\n")
+    tail_names = list(next(iter(both.values()))[1])
+    for name in tail_names:
+        if name.endswith("first after open"):
+            continue
+        cells = [" / ".join(f"{v:.3f}" for v in both[n][1][name]) if name in both[n][1]
+                 else "n/a" for n in sizes]
+        out.write(f"| {name} | " + " | ".join(cells) + " |\n")
     out.flush()

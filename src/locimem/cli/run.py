@@ -169,6 +169,9 @@ def parser_bench(sub: Sub) -> None:
                    help="fleet: measured seconds per row (default 5)")
     p.add_argument("-o", "--out", default="docs/benchmarks.md", metavar="FILE.md",
                    help="report: the file to write (default docs/benchmarks.md)")
+    p.add_argument("--profile", action="store_true",
+                   help="ingest: also time each scan's phases (decide, commit, append, garbage "
+                        "collection) and name what made the slowest scans slow")
     p.add_argument("--quick", action="store_true",
                    help="report: tiny sizes, a smoke run of every suite (its figures say "
                    "nothing)")
@@ -301,7 +304,8 @@ def _bench(args: argparse.Namespace, out: TextIO, figures: dict[str, Any]) -> in
         return 0
     from locimem.bench import run_ingest_suite
 
-    run_ingest_suite(args.objects or [1_000, 10_000], args.scans, args.open_observations, out)
+    run_ingest_suite(args.objects or [1_000, 10_000], args.scans, args.open_observations, out,
+                     profile=args.profile)
     run_bag_suite(out, args.scans)  # the same scans from a ROS 2 bag, if rosbags is in
     return 0
 

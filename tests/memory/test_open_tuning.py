@@ -82,3 +82,22 @@ def test_a_large_state_is_frozen_out_of_the_collectors_walks(tmp_path: Path, n: 
                           str(tmp_path / "m.loci")], capture_output=True, text=True,
                          check=True, timeout=300)
     assert out.stdout.split("\n")[-2] == printed
+
+
+_SOLVER = textwrap.dedent("""
+    import sys
+    from locimem import ObjectMemory
+    before = "scipy.optimize" in sys.modules
+    with ObjectMemory.open(sys.argv[1], warm=sys.argv[2] == "1"):
+        print(before, "scipy.optimize" in sys.modules)
+""")
+
+
+@pytest.mark.parametrize("warm, printed", [(True, "False True"), (False, "False False")])
+def test_a_warm_open_imports_the_assignment_solver(tmp_path: Path, warm: bool,
+                                                   printed: str) -> None:
+    # the first ambiguous scan would otherwise import scipy.optimize (tens of ms)
+    out = subprocess.run([sys.executable, "-c", _SOLVER, str(tmp_path / "m.loci"),
+                          "1" if warm else "0"], capture_output=True, text=True, check=True,
+                         timeout=300)
+    assert out.stdout.strip() == printed

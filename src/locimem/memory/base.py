@@ -36,6 +36,7 @@ from locimem.model import (
 from locimem.query.reader import MemoryReader
 from locimem.store.base import Store
 from locimem.tracker.apply import apply
+from locimem.tracker.associate import import_solver
 from locimem.tracker.commit import Derived, commit_records
 from locimem.tracker.decide import RecordWriter
 from locimem.tracker.state import MemoryState
@@ -104,11 +105,13 @@ class LiveMemory(MemoryReader):
 
     def warm(self) -> None:
         """Build now what the first scan or ``find`` would build on first need: the state's
-        indexes, the relation index and, with an encoder, the index ``find`` searches (its
-        label embeddings: the encoder's first call is made here too)."""
+        indexes, the relation index, the assignment solver's import and, with an encoder, the
+        index ``find`` searches (its label embeddings: the encoder's first call is made here
+        too)."""
         state = self._state
         state.ensure_indexes()
         state.scene.ensure_built()
+        import_solver()  # the modules a scan may need
         if self._encoder is not None:
             self.semantic_index()
 

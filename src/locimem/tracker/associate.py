@@ -314,6 +314,13 @@ def best_of(ids: np.ndarray, cos: np.ndarray, eligible: Callable[[int], bool]
     return best_oid, best, -1.0
 
 
+def import_solver() -> None:
+    """Import the assignment solver now: ``scipy.optimize`` takes tens of milliseconds to
+    import, which the first scan with an ambiguous match would otherwise pay (a warm open
+    calls this). Until then it is not imported: ``import locimem`` stays light."""
+    from scipy.optimize import linear_sum_assignment  # noqa: F401
+
+
 def _assign(members: list[int], pairs: dict[int, list[tuple[float, _Pair]]]
             ) -> dict[int, _Match]:
     """One component: a rectangular assignment with a 'stay unmatched' column per detection."""

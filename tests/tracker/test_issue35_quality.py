@@ -1,0 +1,42 @@
+"""Issue 35's failures under the rays detector, each fixed with exact outcomes: what the
+memory holds, and what must be absent (a second identity, a phantom at an old place)."""
+
+from __future__ import annotations
+
+import collections
+
+from locimem import Detection, ObjectMemory
+from locimem.eval.run import play
+from locimem.sim.scenarios import build
+
+SHELF = Detection("bookshelf", 0.9, (0.21, 1.67, 0.76), (0.36, 1.1, 1.59))
+GLASS = Detection("glass", 0.9, (0.23, 1.54, 0.89), (0.07, 0.07, 0.12))  # 19 cm from its centre
+
+
+def test_a_glass_on_a_bookshelf_is_not_the_bookshelf_seen_again() -> None:
+    with ObjectMemory.open(":memory:") as mem:
+        for t in range(2):
+            mem.observe(float(t), [SHELF])
+        r = mem.observe(2.0, [GLASS])  # the shelf not detected in this scan
+        assert r.assignments == (2,)  # a new identity, not the shelf's
+        for t in range(3, 9):
+            mem.observe(float(t), [SHELF, GLASS])
+        shelf, glass = mem.get(1), mem.get(2)
+        assert (shelf.label, glass.label) == ("bookshelf", "glass")
+        assert shelf.size[2] > 1.5 and glass.size[2] < 0.13  # neither box dragged
+        assert sorted(o.label for o in mem.objects()) == ["bookshelf", "glass"]
+
+
+def test_thin_removals_204_the_glass_on_the_shelf_keeps_its_own_identity() -> None:
+    # (a tuning day) the shelf's identity took the glass's sightings, 0.19 m off its centre,
+    # became "glass" and was then taken for the furniture: the glass unpublished 212 scans
+    s = build("thin_removals", 204, detector="rays")
+    run = play(s, furniture=True)
+    glass = [o for o, spec in s.objects.items() if spec.label == "glass"
+             and abs(s.frames[-1].truth.present[o][2] - 0.91) < 0.01]
+    assert len(glass) == 1
+    place = s.frames[-1].truth.present[glass[0]]
+    near = collections.Counter(
+        h.id for f in run.frames[30:] for h in f.published
+        if sum((a - b) ** 2 for a, b in zip(h.center, place, strict=True)) < 0.1 ** 2)
+    assert len(near) == 1 and min(near.values()) == len(run.frames) - 30  # one, every scan

@@ -55,7 +55,9 @@ class PlaceCheck:
         object's place empty (the middle third of its box: its estimate may be off by a few
         centimetres), or did not
         have it in view and the sighting is beyond the drift radius (re-identified elsewhere)
-        — not when the place was in view and not seen empty (occupied, occluded, too small for
+        — or, beyond the drift radius, saw it "occupied" when the object is too flat for the
+        depth image to tell it from what it lies on (that verdict says nothing) —
+        not when the place was in view and not seen empty (occupied, occluded, too small for
         the depth image) or, for a nearer sighting, out of view: that move waits for
         consistent sightings."""
         if self.camera is None or doubted(obj, self.config):  # looks missed it: doubted
@@ -65,8 +67,20 @@ class PlaceCheck:
         state = self._cache[obj.id]
         if state == Place.OUT_OF_VIEW:  # near: an outlier at the edge of view; far: moved
             return dist > self.config.drift_radius_m
+        if state == Place.OCCUPIED and dist > self.config.drift_radius_m and self._flat(obj):
+            state = Place.IN_VIEW  # the surface under it reads "occupied" whether it is there
         # a tentative object's place is too uncertain for its emptiness to mean much
         return obj.promoted and state in (Place.EMPTY, Place.IN_VIEW)
+
+    def _flat(self, obj: ObjectState) -> bool:
+        """Whether the object is too flat for the depth image to tell it from what it lies
+        on: half its height within the see-through margin and the depth noise at its range
+        (keys, a phone, a plate on a desk: its place reads occupied, there or not)."""
+        camera, config = self.camera, self.config
+        assert camera is not None
+        noise = config.depth_noise_m + config.depth_noise_per_m * math.dist(obj.center,
+                                                                           camera.position)
+        return obj.size[2] / 2 <= config.see_through_m + noise
 
     def _bordered(self, oids: list[int], looks: PlaceLooks) -> PlaceLooks:
         """``looks`` with the visible share of each uncertain place — a box in plain view

@@ -90,3 +90,12 @@ def test_noisy_heights_puts_a_basket_under_the_table() -> None:
     on_table = {s.label_of(o) for o, r, f in truth if r == "on" and f == "kitchen/table"}
     assert {"apple", "plate", "bowl", "bottle", "cup"} <= on_table
     assert s.noise.size_sigma_frac == 0.08 and s.noise.range_sigma_per_m == 0.01
+
+
+def test_thin_removals_builds_when_a_surface_is_full() -> None:
+    # seed 201's side table holds a book and a plant: no room for the script's phone, which
+    # is then left out (it used to raise "no free place"); the day still removes four things
+    s = build("thin_removals", 201)
+    assert [e.kind for e in s.events].count("remove") == 4
+    added = [spec.label for o, spec in sorted(s.objects.items()) if o > max(s.world.objects)]
+    assert added == ["remote", "plate", "notebook"]

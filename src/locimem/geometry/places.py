@@ -163,12 +163,15 @@ def _share_in_view(camera: Camera, pts: np.ndarray, half: np.ndarray) -> np.ndar
 
 def _depth_looks(camera: Camera, pts: np.ndarray, half: np.ndarray, x: np.ndarray,
                  looks: PlaceLooks, idx: np.ndarray, see_through_m: float, front_m: float,
-                 uncertainty_m: float, depth_noise_m: float, depth_noise_per_m: float) -> None:
+                 uncertainty_m: float, depth_noise_m: float, depth_noise_per_m: float,
+                 window: np.ndarray | None = None) -> None:
     """The depth part of :func:`place_looks` for the ``m`` boxes wholly in view (centres
     ``pts`` and half extents ``half`` (m, 3), centre forward distances ``x`` (m,)), written into
     ``looks`` at ``idx``: every box at once. The pixels of all boxes are laid end to end (box
     by box, each window row by row) and each is judged by the same elementwise arithmetic a
-    box-by-box loop does, so every compared float is the same (tested against that loop)."""
+    box-by-box loop does, so every compared float is the same (tested against that loop).
+    ``window`` (m,): metres by which each box's pixel window is widened on every side (its
+    pixels still judged against the box itself)."""
     states, visible = looks.states, looks.visible
     depth = camera.depth
     assert depth is not None
@@ -183,6 +186,12 @@ def _depth_looks(camera: Camera, pts: np.ndarray, half: np.ndarray, x: np.ndarra
     rows = (cy - fy * body[:, 2] / body[:, 0]).reshape(m, 8)  # every corner is ahead
     cols = (cx - fx * body[:, 1] / body[:, 0]).reshape(m, 8)
     near_face = body[:, 0].reshape(m, 8).min(axis=1)
+    if window is not None:  # the window: the corners of the box grown by it
+        wide = (pts[:, None, :] + _CORNER_SIGNS[None, :, :] * (half + window[:, None])[:, None, :]
+                ).reshape(-1, 3)
+        body = to_camera_frame(camera, wide)
+        rows = (cy - fy * body[:, 2] / body[:, 0]).reshape(m, 8)
+        cols = (cx - fx * body[:, 1] / body[:, 0]).reshape(m, 8)
     # every pixel the projected box's bounding rectangle touches, and the centre's pixel
     r0 = np.minimum(np.maximum(0, np.floor(rows.min(axis=1))).astype(np.intp), c_r)
     r1 = np.maximum(np.minimum(h - 1, np.ceil(rows.max(axis=1)) - 1).astype(np.intp), c_r)
@@ -249,6 +258,53 @@ def _depth_looks(camera: Camera, pts: np.ndarray, half: np.ndarray, x: np.ndarra
     empty = open_ & (n_core > 0) & (2 * n_beyond >= n_core)
     states[idx[empty]] = Place.EMPTY
     states[idx[open_ & ~empty]] = Place.OCCUPIED
+
+
+def bordered_share(camera: Camera, centers: Any, sizes: Any, window_m: Any,
+                   front_m: float = 0.05, depth_noise_m: float = 0.01,
+                   depth_noise_per_m: float = 0.005) -> np.ndarray:
+    """The share in sight of the pixels around each box (centres and extents (n, 3), metres,
+    map frame): those the box grown by ``window_m`` on every side (metres; a scalar or one
+    per box) projects to, each judged against the box itself as :func:`place_looks` judges
+    its own — occluded when it shows something nearer than where its ray would meet the box,
+    or, missing it, its near face (looking down: the plane of its bottom, which the table
+    it stands on is not in front of). Below 1, the box is *bordered* by something nearer: a
+    thing whose box is only the part of it in sight may reach on behind. 0 for a box not in
+    view, without a depth image, or without readings (n,).
+
+    >>> from locimem.geometry import look_at
+    >>> depth = np.full((9, 9), 2.0)
+    >>> depth[:, :3] = 1.2  # something nearer fills the left third of the image
+    >>> cam = look_at((0, 0, 1), (1, 0, 1), fov_deg=90.0, vfov_deg=90.0, range_m=5.0,
+    ...               depth=depth)
+    >>> centers = [[1.5, -0.2, 1], [1.5, 0.15, 1]]  # the first far from it, the second beside
+    >>> place_looks(cam, centers, [(0.1, 0.1, 0.1)] * 2).visible.tolist()  # each in sight
+    [1.0, 1.0]
+    >>> bordered_share(cam, centers, [(0.1, 0.1, 0.1)] * 2, 0.3).round(2).tolist()
+    [1.0, 0.83]
+    """
+    pts = check_points(centers)
+    ext = check_points(sizes, "sizes")
+    if ext.shape != pts.shape:
+        raise InvalidInput(f"sizes must have the shape of centers {pts.shape}, got {ext.shape}")
+    n = pts.shape[0]
+    looks = place_looks(camera, pts, ext, front_m=front_m, depth_noise_m=depth_noise_m,
+                        depth_noise_per_m=depth_noise_per_m)
+    out = np.zeros(n)
+    idx = np.flatnonzero(np.isin(looks.states, (Place.EMPTY, Place.OCCUPIED, Place.OCCLUDED)))
+    if camera.depth is None or idx.size == 0:
+        return out
+    half = np.abs(ext[idx]) / 2
+    x = to_camera_frame(camera, pts[idx])[:, 0]
+    r = np.linalg.norm(half, axis=1)
+    grow = np.broadcast_to(np.asarray(window_m, dtype=np.float64), (n,))[idx]
+    # (the grown box's corners stay ahead of the camera)
+    window = np.clip(grow, 0.0, np.maximum(0.0, 0.9 * (x - r)) / math.sqrt(3.0))
+    wide = PlaceLooks(looks.states.copy(), np.zeros(n), looks.forward_m, looks.angle_rad)
+    _depth_looks(camera, pts[idx], half, x, wide, idx, 0.0, front_m, 0.0, depth_noise_m,
+                 depth_noise_per_m, window)
+    out[idx] = wide.visible[idx]
+    return out
 
 
 def place_states(camera: Camera, centers: Any, sizes: Any, see_through_m: float = 0.01,

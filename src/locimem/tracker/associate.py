@@ -29,6 +29,12 @@ W_LABEL = 0.5  # 1 - the share of the object's label mass held by the detection'
 TRACK_BONUS = 1.0  # the perception track id agrees
 LOST_PENALTY = 1.0  # re-acquiring a lost object costs more than keeping a live one
 UNMATCHED = 10.0  # leaving a detection unmatched: any allowed pair is preferred
+# Boxes whose volumes differ more than this are two things (a glass on a bookshelf is not the
+# bookshelf seen again), whatever their distance and labels — unless perception's track id
+# says they are one. A box cut by an occluder keeps a sixth of its volume at the least the
+# simulated detector reports (a corner 0.4 x 0.4 in sight), so one thing seen again stays
+# far inside this.
+MAX_VOLUME_RATIO = 30.0
 
 # A match: (object id, tier, distance). A pair the tiers allow: (object id, tier, distance,
 # embedding cosine or None, same track id, object lost). Plain tuples: this is the hot path.
@@ -54,6 +60,15 @@ def iou_3d(c1: Sequence[float], s1: Sequence[float], c2: Sequence[float],
         inter *= hi - lo
     union = s1[0] * s1[1] * s1[2] + s2[0] * s2[1] * s2[2] - inter
     return inter / union if union > 0 else 0.0
+
+
+def _unlike_sizes(a: Sequence[float], b: Sequence[float]) -> bool:
+    """Whether two boxes' volumes (extents, metres) differ more than
+    :data:`MAX_VOLUME_RATIO`-fold (a degenerate box, of no volume, is like any)."""
+    va, vb = a[0] * a[1] * a[2], b[0] * b[1] * b[2]
+    if va <= 0.0 or vb <= 0.0:
+        return False
+    return va > MAX_VOLUME_RATIO * vb or vb > MAX_VOLUME_RATIO * va
 
 
 def _label_share(obj: ObjectState, label: str) -> float:
@@ -124,6 +139,8 @@ class _Associator:
             if not (label_ok or d <= tight or same_track or cosines):
                 continue  # the common case: a neighbour of another kind, out of reach
             if skip and oid in skip:
+                continue
+            if not same_track and _unlike_sizes(det.size, obj.size):
                 continue
             lost = obj.lost or (oid in lost_now if lost_now else False)
             if lost and not allow_lost:

@@ -549,7 +549,9 @@ def _weight(config: TrackerConfig, t: float, i: int, det: Detection, obj: Object
     twin = tier != "appearance" and _nearer_twin(i, obj, dist, assoc)
     suspect = ((obj.promoted and (big or twin))
                or not places.vacated(obj, dist)
-               or bool(recent))  # sightings held lately: this one joins them or disagrees
+               # sightings held lately that this one disagrees with (when it joins them
+               # all, and the place is vacated, they were the thing seen where it now is)
+               or len(cluster) < len(recent))
     if not suspect:
         return (ema if near else 1.0), False
     if len(cluster) + 1 < config.move_confirm_after:

@@ -10,6 +10,7 @@ import math
 import numpy as np
 import pytest
 
+from locimem.errors import InvalidInput
 from locimem.geometry import (
     LARGE_PLACE_M,
     MAX_PLACE_PIXELS,
@@ -183,3 +184,21 @@ def test_the_belief_tests_scenes_at_every_resolution() -> None:
             states, visible = reference_place_looks(cam, centers, sizes)
             assert looks.states.tolist() == states.tolist()
             assert looks.visible.tobytes() == visible.tobytes()
+
+
+def test_bordered_share_takes_the_states_already_made() -> None:
+    from locimem.geometry import bordered_share, look_at, place_looks
+
+    rng = np.random.default_rng(7)
+    depth = rng.uniform(1.0, 4.0, (24, 32))
+    cam = look_at((0, 0, 1), (1, 0, 1), fov_deg=90.0, vfov_deg=70.0, range_m=6.0, depth=depth)
+    centers = np.column_stack([rng.uniform(1.0, 4.0, 40), rng.uniform(-2, 2, 40),
+                               rng.uniform(0.3, 1.7, 40)])
+    sizes = rng.uniform(0.05, 0.4, (40, 3))
+    window = rng.uniform(0.0, 0.2, 40)
+    states = place_looks(cam, centers, sizes).states
+    alone = bordered_share(cam, centers, sizes, window)
+    given = bordered_share(cam, centers, sizes, window, states=states)
+    assert alone.tobytes() == given.tobytes() and (alone > 0).any() and (alone < 1).any()
+    with pytest.raises(InvalidInput, match="one entry per box"):
+        bordered_share(cam, centers, sizes, window, states=states[:3])

@@ -17,6 +17,7 @@ from __future__ import annotations
 import gc
 import statistics
 import time
+import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -34,10 +35,9 @@ PHASES = ("decide", "commit", "append", "gc", "other")
 
 @dataclass
 class ScanTimes:
-    """One scan's wall time and its phases' (seconds)."""
+    """One scan's wall time and its phases' (seconds), and the collections during it."""
 
     wall: float
-    cpu: float
     phases: dict[str, float] = field(default_factory=dict)
     collections: tuple[int, ...] = ()  # the generations the collector swept during it
 
@@ -85,7 +85,7 @@ class ScanProfile:
                 now[phase] = now.get(phase, 0.0) + time.perf_counter() - t0
 
         setattr(owner, name, timed)
-        if isinstance(owner, type) or hasattr(owner, "__file__"):  # a module: put it back
+        if isinstance(owner, types.ModuleType):  # a module: put its function back
             self._undo.append(lambda: setattr(owner, name, inner))
         else:  # an instance: drop the attribute that shadows its method
             self._undo.append(lambda: delattr(owner, name))
@@ -101,12 +101,12 @@ class ScanProfile:
         """Run one scan (``observe(*args, **kwargs)``) and record its times."""
         self._now.clear()
         self._gens.clear()
-        c0, t0 = time.thread_time(), time.perf_counter()
+        t0 = time.perf_counter()
         out = observe(*args, **kwargs)
-        wall, cpu = time.perf_counter() - t0, time.thread_time() - c0
+        wall = time.perf_counter() - t0
         phases = dict(self._now)
         phases["other"] = max(0.0, wall - sum(v for k, v in phases.items() if k != "gc"))
-        self.scans.append(ScanTimes(wall, cpu, phases, tuple(self._gens)))
+        self.scans.append(ScanTimes(wall, phases, tuple(self._gens)))
         return out
 
     def summary(self) -> dict[str, tuple[float, float, float]]:

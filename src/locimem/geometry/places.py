@@ -262,7 +262,7 @@ def _depth_looks(camera: Camera, pts: np.ndarray, half: np.ndarray, x: np.ndarra
 
 def bordered_share(camera: Camera, centers: Any, sizes: Any, window_m: Any,
                    front_m: float = 0.05, depth_noise_m: float = 0.01,
-                   depth_noise_per_m: float = 0.005) -> np.ndarray:
+                   depth_noise_per_m: float = 0.005, states: Any = None) -> np.ndarray:
     """The share in sight of the pixels around each box (centres and extents (n, 3), metres,
     map frame): those the box grown by ``window_m`` on every side (metres; a scalar or one
     per box) projects to, each judged against the box itself as :func:`place_looks` judges
@@ -270,7 +270,9 @@ def bordered_share(camera: Camera, centers: Any, sizes: Any, window_m: Any,
     or, missing it, its near face (looking down: the plane of its bottom, which the table
     it stands on is not in front of). Below 1, the box is *bordered* by something nearer: a
     thing whose box is only the part of it in sight may reach on behind. 0 for a box not in
-    view, without a depth image, or without readings (n,).
+    view, without a depth image, or without readings (n,). ``states``: the boxes'
+    :class:`Place` from a :func:`place_looks` of this camera the caller already made (else it
+    is made here).
 
     >>> from locimem.geometry import look_at
     >>> depth = np.full((9, 9), 2.0)
@@ -288,10 +290,14 @@ def bordered_share(camera: Camera, centers: Any, sizes: Any, window_m: Any,
     if ext.shape != pts.shape:
         raise InvalidInput(f"sizes must have the shape of centers {pts.shape}, got {ext.shape}")
     n = pts.shape[0]
-    looks = place_looks(camera, pts, ext, front_m=front_m, depth_noise_m=depth_noise_m,
-                        depth_noise_per_m=depth_noise_per_m)
+    if states is None:
+        states = place_looks(camera, pts, ext, front_m=front_m, depth_noise_m=depth_noise_m,
+                             depth_noise_per_m=depth_noise_per_m).states
+    states = np.asarray(states)
+    if states.shape != (n,):
+        raise InvalidInput(f"states must have one entry per box ({n}), got {states.shape}")
     out = np.zeros(n)
-    idx = np.flatnonzero(np.isin(looks.states, (Place.EMPTY, Place.OCCUPIED, Place.OCCLUDED)))
+    idx = np.flatnonzero(np.isin(states, (Place.EMPTY, Place.OCCUPIED, Place.OCCLUDED)))
     if camera.depth is None or idx.size == 0:
         return out
     half = np.abs(ext[idx]) / 2
@@ -300,7 +306,7 @@ def bordered_share(camera: Camera, centers: Any, sizes: Any, window_m: Any,
     grow = np.broadcast_to(np.asarray(window_m, dtype=np.float64), (n,))[idx]
     # (the grown box's corners stay ahead of the camera)
     window = np.clip(grow, 0.0, np.maximum(0.0, 0.9 * (x - r)) / math.sqrt(3.0))
-    wide = PlaceLooks(looks.states.copy(), np.zeros(n), looks.forward_m, looks.angle_rad)
+    wide = PlaceLooks(states.copy(), np.zeros(n), np.zeros(n), np.zeros(n))
     _depth_looks(camera, pts[idx], half, x, wide, idx, 0.0, front_m, 0.0, depth_noise_m,
                  depth_noise_per_m, window)
     out[idx] = wide.visible[idx]

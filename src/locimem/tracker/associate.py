@@ -280,7 +280,7 @@ class _Associator:
         for i in rows:
             det = self.detections[i]
             f = det.feature
-            if i not in found or f is None:
+            if i not in found or f is None:  # (f: for the second search below)
                 continue
             best_oid, best, second = best_of(*found[i], eligible)
             if best_oid is None:

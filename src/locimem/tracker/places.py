@@ -108,7 +108,8 @@ class PlaceCheck:
         sizes = np.array([objects[oids[k]].size for k in picked], dtype=np.float64)
         share = bordered_share(self.camera, centers, sizes, np.array(grow),
                                depth_noise_m=config.depth_noise_m,
-                               depth_noise_per_m=config.depth_noise_per_m)
+                               depth_noise_per_m=config.depth_noise_per_m,
+                               states=looks.states[picked])  # (the looks made already)
         visible = looks.visible.copy()
         visible[picked] = np.minimum(visible[picked], share)
         return PlaceLooks(looks.states, visible, looks.forward_m, looks.angle_rad)

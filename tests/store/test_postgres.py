@@ -286,14 +286,15 @@ def test_a_dropped_connection_mid_scan_writes_nothing_and_the_writer_recovers(
         ids = pairs(mem, "cup", 0.0)
         before = mem.snapshot()
         commits = mem._live.store.count("commits", "home")
-        store = mem._live.store
-        write_rows = store._write_rows  # type: ignore[attr-defined]
+        import locimem.store.postgres.store as pg_module
+
+        write_rows = pg_module.write_rows
 
         def dropped(conn: Any, *args: object) -> None:
             _kill_backend(conn.info.backend_pid)  # the server ends the session mid-scan
             write_rows(conn, *args)
 
-        monkeypatch.setattr(store, "_write_rows", dropped)
+        monkeypatch.setattr(pg_module, "write_rows", dropped)
         with pytest.raises(ConnectionLost, match="nothing of the interrupted call"):
             mem.observe(7.0, [det("cup", 0.0, 0.0), det("cup", 1.0, 0.0)])
         monkeypatch.undo()

@@ -122,14 +122,16 @@ def test_a_backend_terminated_during_a_write_writes_nothing_and_the_next_call_wo
         before = mem.snapshot()
         store = mem._live.store
         if at == "append":
-            write_rows = store._write_rows  # type: ignore[attr-defined]
+            import locimem.store.postgres.store as pg_module
+
+            write_rows = pg_module.write_rows
 
             def killed(conn: Any, *args: object) -> None:
                 write_rows(conn, *args)  # half of the scan's rows are in, uncommitted
                 _terminate(conn.info.backend_pid)
                 conn.execute("SELECT 1")
 
-            monkeypatch.setattr(store, "_write_rows", killed)
+            monkeypatch.setattr(pg_module, "write_rows", killed)
         elif at == "rows":  # the server ends the session while a batch of rows goes in
             _kill_on_insert(mem, "book")
         else:

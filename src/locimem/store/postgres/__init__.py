@@ -1,8 +1,9 @@
 """The server backend: one schema of a PostgreSQL database (the ``postgres`` extra: psycopg 3),
 many writers, one write lock per scope.
 
-- ``store.py``: :class:`PostgresStore`, the :class:`~locimem.store.base.Store` on PostgreSQL,
-  and store URLs (``postgresql://USER@HOST:PORT/DB?schema=NAME``);
+- ``store.py``: :class:`PostgresStore`, the :class:`~locimem.store.base.Store` on PostgreSQL;
+- ``url.py``: store URLs (``postgresql://USER@HOST:PORT/DB?schema=NAME``);
+- ``rows.py``: a commit's rows written, stored rows decoded;
 - ``schema.py``: the versioned schema and its named migrations;
 - ``codec.py``: rows between PostgreSQL and the interchange encoding (SQLite's rows).
 

@@ -17,13 +17,10 @@ import contextlib
 import itertools
 import json
 import os
-import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-import numpy as np
 import psycopg
 from psycopg import sql
 from psycopg.pq import TransactionStatus
@@ -45,7 +42,6 @@ from locimem.model import (
     TombstoneState,
 )
 from locimem.store.base import (
-    LATE_S_KEY,
     RowChanges,
     RowsRejected,
     checked_late_s,
@@ -54,6 +50,16 @@ from locimem.store.base import (
     redacted,
 )
 from locimem.store.postgres.codec import from_pg, to_pg, to_pg_converter
+from locimem.store.postgres.rows import (
+    KEYS,
+    OBJ,
+    UPSERT_OBJECT,
+    object_from_pg,
+    observation_from_pg,
+    set_meta,
+    stored_columns,
+    write_rows,
+)
 from locimem.store.postgres.schema import (
     EXTENSIONS,
     FORMAT,
@@ -61,6 +67,7 @@ from locimem.store.postgres.schema import (
     SCHEMA_VERSION,
     TABLES,
 )
+from locimem.store.postgres.url import DEFAULT_SCHEMA, parse_url, url_late_s, with_schema
 from locimem.store.sql import (
     LOAD_BATCH,
     Row,
@@ -73,10 +80,8 @@ from locimem.store.sqlite.codec import (
     OBJECT_COLUMNS,
     OBSERVATION_COLUMNS,
     encode_checkpoint,
-    encode_json,
     object_row,
     objects_from_rows,
-    observation_from_row,
     record_rows,
     replay_order,
 )
@@ -84,51 +89,13 @@ from locimem.store.sqlite.codec import (
 __all__ = ["DEFAULT_SCHEMA", "LATE_S", "PostgresStore", "is_postgres_url", "parse_url", "redacted",
            "url_late_s", "with_schema"]
 
-DEFAULT_SCHEMA = "locimem"
 LATE_S = 1.0
 """A new schema's late-scan tolerance (seconds): robots' clocks and delivery disagree a little."""
-_SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _REBUILD_CACHE = "rebuild_cache"
 _SCOPED = frozenset(TABLES)
 _T = TypeVar("_T")
 LOG_PAGE = 2000  # rows a server-side cursor (iter_log, load_objects) fetches a trip
 _CURSORS = itertools.count(1)  # names of server-side cursors, unique per process
-
-
-def parse_url(url: str) -> tuple[str, str]:
-    """(libpq connection string, schema) of a store URL: ``postgresql://USER@HOST:PORT/DB``
-    with an optional ``?schema=NAME`` (default ``locimem``; lower-case letters, digits and
-    ``_``, not starting with ``pg_``: PostgreSQL keeps those for its own schemas, such as
-    ``pg_catalog``, ``pg_toast`` and ``pg_temp``) beside libpq's own parameters."""
-    parts = urlsplit(url)
-    query = parse_qsl(parts.query, keep_blank_values=True)
-    schemas = [v for k, v in query if k == "schema"]
-    schema = schemas[-1] if schemas else DEFAULT_SCHEMA
-    if not _SCHEMA_NAME.match(schema):
-        raise InvalidInput(f"schema must be lower-case letters, digits and '_' (at most 63), "
-                           f"starting with a letter or '_'; got {schema!r}")
-    if schema.startswith("pg_"):
-        raise InvalidInput(f"schema {schema!r} starts with 'pg_', which PostgreSQL reserves "
-                           "for its own schemas (pg_catalog, pg_toast, pg_temp); name another")
-    rest = urlencode([(k, v) for k, v in query if k not in ("schema", LATE_S_KEY)])
-    return urlunsplit(parts._replace(query=rest)), schema
-
-
-def url_late_s(url: str) -> float | None:
-    """The late-scan tolerance a store URL asks for (``?late_s=SECONDS``), or None.
-
-    >>> url_late_s("postgresql://db/fleet?schema=home&late_s=5"), url_late_s("postgresql://db")
-    (5.0, None)
-    """
-    values = [v for k, v in parse_qsl(urlsplit(url).query, keep_blank_values=True)
-              if k == LATE_S_KEY]
-    if not values:
-        return None
-    try:
-        return float(values[-1])
-    except ValueError:
-        raise InvalidInput(f"late_s in the URL must be a number of seconds, got "
-                           f"{values[-1]!r}") from None
 
 
 class PostgresStore(SqlReads):
@@ -284,11 +251,11 @@ class PostgresStore(SqlReads):
                         migrate(conn)
                         conn.execute("INSERT INTO migrations (name, version, applied_at) "
                                      "VALUES (%s, %s, %s)", (name, produces, time.time()))
-                        _set_meta(conn, "schema_version", str(produces))
+                        set_meta(conn, "schema_version", str(produces))
                 if version == 0:
-                    _set_meta(conn, "format", FORMAT)
-                    _set_meta(conn, "created_at", repr(time.time()))
-                    _set_meta(conn, "late_s", repr(float(late_s)))
+                    set_meta(conn, "format", FORMAT)
+                    set_meta(conn, "created_at", repr(time.time()))
+                    set_meta(conn, "late_s", repr(float(late_s)))
         except psycopg.OperationalError as exc:
             raise self._lost(exc) from None
 
@@ -364,7 +331,7 @@ class PostgresStore(SqlReads):
         holding the scope's write lock."""
         commits, observations, events = record_rows(scope, records)
         with self._write(scope) as conn:
-            self._write_rows(conn, scope, commits, observations, events, delta)
+            write_rows(conn, scope, commits, observations, events, delta)
 
     def compact(self, scope: str, *, checkpoint_commit: int, checkpoint_t: float,
                 state: dict[str, Any], delete_seqs: Sequence[int],
@@ -379,73 +346,7 @@ class PostgresStore(SqlReads):
             if delete_seqs:
                 conn.execute("DELETE FROM observations WHERE scope = %s AND seq = ANY(%s)",
                              (scope, list(delete_seqs)))
-            self._write_rows(conn, scope, commits, observations, events, RowChanges())
-
-    def _write_rows(self, conn: psycopg.Connection[Any], scope: str, commits: list,
-                    observations: list, events: list, delta: RowChanges) -> None:
-        with conn.cursor() as cur:
-            cur.executemany(_INSERT["commits"], commits)
-            if observations:
-                cur.executemany(_INSERT["observations"],
-                                to_pg("observations", _OBS, observations))
-            if events:
-                cur.executemany(_INSERT["events"], events)
-            if delta.objects:
-                cur.executemany(_UPSERT_OBJECT, to_pg(
-                    "objects", _OBJ, [object_row(scope, o) for o in delta.objects]))
-            if delta.missed:
-                cur.executemany("UPDATE objects SET n_missed = %s, absence_s = %s "
-                                "WHERE scope = %s AND id = %s",
-                                [(o.n_missed, o.absence_s, scope, o.id) for o in delta.missed])
-            if delta.removed_objects:
-                cur.execute("DELETE FROM objects WHERE scope = %s AND id = ANY(%s)",
-                            (scope, list(delta.removed_objects)))
-            if delta.tombstones:
-                cur.executemany(
-                    "INSERT INTO tombstones (scope, id, forgotten_at, data) "
-                    "VALUES (%s, %s, %s, %s) ON CONFLICT (scope, id) DO UPDATE SET "
-                    "forgotten_at = excluded.forgotten_at, data = excluded.data",
-                    [(scope, i, tomb.forgotten_at, encode_json(tomb.to_dict()))
-                     for i, tomb in delta.tombstones.items()])
-            if delta.removed_tombstones:
-                cur.execute("DELETE FROM tombstones WHERE scope = %s AND id = ANY(%s)",
-                            (scope, list(delta.removed_tombstones)))
-            if delta.rooms is not None:
-                cur.execute("INSERT INTO scene (scope, rooms) VALUES (%s, %s) ON CONFLICT "
-                            "(scope) DO UPDATE SET rooms = excluded.rooms",
-                            (scope, encode_json(delta.rooms)))
-            gone = [oid for oid, entry in delta.prior.items() if entry is None]
-            if gone:
-                cur.execute("DELETE FROM prior_map WHERE scope = %s AND id = ANY(%s)",
-                            (scope, gone))
-            kept = [(scope, oid, encode_json(e)) for oid, e in delta.prior.items()
-                    if e is not None]
-            if kept:
-                cur.executemany("INSERT INTO prior_map (scope, id, data) VALUES (%s, %s, %s) "
-                                "ON CONFLICT (scope, id) DO UPDATE SET data = excluded.data",
-                                kept)
-            if delta.deltas:
-                cur.executemany(
-                    "INSERT INTO deltas (scope, id, object_id, status, data) VALUES "
-                    "(%s, %s, %s, %s, %s) ON CONFLICT (scope, id) DO UPDATE SET "
-                    "object_id = excluded.object_id, status = excluded.status, "
-                    "data = excluded.data",
-                    [(scope, did, d["object"], d["status"], encode_json(d))
-                     for did, d in delta.deltas.items()])
-            if delta.keyframes:
-                cur.executemany(
-                    "INSERT INTO keyframes (scope, object_id, data) VALUES (%s, %s, %s) "
-                    "ON CONFLICT (scope, object_id) DO UPDATE SET data = excluded.data",
-                    [(scope, oid, encode_json(kept)) for oid, kept in delta.keyframes.items()])
-            if delta.rejections:
-                cur.executemany(
-                    "INSERT INTO rejection_keys (scope, key, reason, count, first_seq, "
-                    "last_seq, last_t) VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT "
-                    "(scope, key) DO UPDATE SET reason = excluded.reason, count = "
-                    "excluded.count, first_seq = excluded.first_seq, last_seq = "
-                    "excluded.last_seq, last_t = excluded.last_t",
-                    [(scope, key, r.reason, r.count, r.first_seq, r.last_seq, r.last_t)
-                     for key, r in delta.rejections.items()])
+            write_rows(conn, scope, commits, observations, events, RowChanges())
 
     def size_bytes(self) -> int:
         """The bytes of this store's schema: every table with its indexes and TOAST."""
@@ -487,7 +388,7 @@ class PostgresStore(SqlReads):
                     dst.cursor().executemany("INSERT INTO meta (key, value) VALUES (%s, %s)",
                                              meta)
                     for table in TABLES:
-                        columns = _stored_columns(self._connection(), table)
+                        columns = stored_columns(self._connection(), table)
                         names = sql.SQL(", ").join(map(sql.Identifier, columns))
                         out = sql.SQL("COPY {} ({}) TO STDOUT (FORMAT binary)").format(
                             sql.Identifier(table), names)
@@ -514,7 +415,7 @@ class PostgresStore(SqlReads):
         transaction. A row the schema refuses raises :class:`RowsRejected`."""
         with self._write(None) as conn:
             for key, value in (meta or {}).items():
-                _set_meta(conn, key, value)
+                set_meta(conn, key, value)
             for name, columns, rows in tables:
                 if name not in _SCOPED:
                     raise RowsRejected(name, "not a table of the store")
@@ -538,7 +439,7 @@ class PostgresStore(SqlReads):
         """The rows of ``table`` in ``scope`` (``columns``, interchange encoding) by key."""
         if table not in _SCOPED:
             raise ValueError(f"unknown table {table!r}")
-        key = _KEYS[table]
+        key = KEYS[table]
         query = sql.SQL("SELECT {} FROM {} WHERE scope = %s ORDER BY {}").format(
             sql.SQL(", ").join(map(sql.Identifier, columns)), sql.Identifier(table),
             sql.Identifier(key))
@@ -559,7 +460,7 @@ class PostgresStore(SqlReads):
         with self._write(None) as conn:
             for scope in sorted(objects):
                 self._lock(conn, scope)
-            conn.cursor().executemany(_UPSERT_OBJECT, to_pg("objects", _OBJ, rows))
+            conn.cursor().executemany(UPSERT_OBJECT, to_pg("objects", OBJ, rows))
             conn.execute("DELETE FROM meta WHERE key = %s", (_REBUILD_CACHE,))
 
     # -- ids, scopes, counts --------------------------------------------------------------------
@@ -587,13 +488,13 @@ class PostgresStore(SqlReads):
             raise self._lost(exc) from None
 
     def _observation(self, row: Row) -> Observation:
-        return _observation(row)
+        return observation_from_pg(row)
 
     # -- the log ------------------------------------------------------------------------------
     def raise_late_s(self, late_s: float) -> None:
         value = checked_late_s(late_s, self.late_s)
         with self._write(None) as conn:
-            _set_meta(conn, "late_s", repr(value))
+            set_meta(conn, "late_s", repr(value))
         self.late_s = value
 
     def iter_log(self, scope: str, *, after_commit: int = 0,
@@ -618,7 +519,7 @@ class PostgresStore(SqlReads):
                     for cursor, query in zip(cursors, queries, strict=True):
                         cursor.itersize = LOG_PAGE
                         cursor.execute(query, bound)
-                    yield from replay_order(*cursors, observation=_observation)
+                    yield from replay_order(*cursors, observation=observation_from_pg)
                 finally:
                     for cursor in cursors:
                         cursor.close()
@@ -657,7 +558,7 @@ class PostgresStore(SqlReads):
                                    "ORDER BY id", (scope,))
                     while rows := cursor.fetchmany(LOG_PAGE):
                         for k in range(0, len(rows), LOAD_BATCH):
-                            out += objects_from_rows([_object(r)
+                            out += objects_from_rows([object_from_pg(r)
                                                       for r in rows[k:k + LOAD_BATCH]])
                 finally:
                     cursor.close()
@@ -695,59 +596,3 @@ class PostgresStore(SqlReads):
             "%s::float8[]) ORDER BY id", (scope, [float(v) for v in low],
                                           [float(v) for v in high]))
         return [r[0] for r in rows]
-
-
-_OBS = tuple(OBSERVATION_COLUMNS.split(", "))
-_OBJ = tuple(OBJECT_COLUMNS.split(", "))
-_INSERT = {
-    name: f"INSERT INTO {name} ({cols}) VALUES ({', '.join(['%s'] * len(cols.split(', ')))})"
-    for name, cols in (("commits", COMMIT_COLUMNS), ("observations", OBSERVATION_COLUMNS),
-                       ("events", EVENT_COLUMNS))
-}
-_UPSERT_OBJECT = (
-    f"INSERT INTO objects ({OBJECT_COLUMNS}) VALUES ({', '.join(['%s'] * len(_OBJ))}) "
-    "ON CONFLICT (scope, id) DO UPDATE SET "
-    + ", ".join(f"{c} = excluded.{c}" for c in _OBJ[2:])
-)
-_KEYS = {"commits": "id", "observations": "seq", "events": "seq", "objects": "id",
-         "tombstones": "id", "rejection_keys": "key", "scene": "scope",
-         "checkpoints": "commit_id", "prior_map": "id", "deltas": "id",
-         "keyframes": "object_id"}
-_OBS_FEATURE = _OBS.index("feature")
-_OBJ_FEATURE = _OBJ.index("feature")
-
-
-def _observation(row: Sequence[Any]) -> Observation:
-    feature = row[_OBS_FEATURE]
-    if feature is not None:
-        row = (*row[:_OBS_FEATURE], np.asarray(feature, dtype=np.float32).tobytes(),
-               *row[_OBS_FEATURE + 1:])
-    return observation_from_row(row)
-
-
-def _object(row: Sequence[Any]) -> Sequence[Any]:
-    feature = row[_OBJ_FEATURE]
-    if feature is None:
-        return row
-    return (*row[:_OBJ_FEATURE], np.asarray(feature, dtype=np.float64).tobytes(),
-            *row[_OBJ_FEATURE + 1:])
-
-
-
-def _set_meta(conn: psycopg.Connection[Any], key: str, value: str) -> None:
-    conn.execute("INSERT INTO meta (key, value) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE "
-                 "SET value = excluded.value", (key, value))
-
-
-def _stored_columns(conn: psycopg.Connection[Any], table: str) -> list[str]:
-    return [r[0] for r in conn.execute(
-        "SELECT column_name FROM information_schema.columns WHERE table_schema = "
-        "current_schema() AND table_name = %s AND is_generated = 'NEVER' "
-        "ORDER BY ordinal_position", (table,))]
-
-
-def with_schema(url: str, schema: str) -> str:
-    """``url`` naming ``schema`` instead of its own."""
-    parts = urlsplit(url)
-    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "schema"]
-    return urlunsplit(parts._replace(query=urlencode([*query, ("schema", schema)])))

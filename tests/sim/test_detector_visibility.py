@@ -1,5 +1,5 @@
 """The simulated detector's visibility: ``"rays"`` loses recall and box with the share of a
-thing in sight; ``"centre"`` (the first detector) is reproduced bit for bit."""
+thing in sight; ``"centre"`` (the first detector) is reproduced."""
 
 from __future__ import annotations
 
@@ -94,22 +94,26 @@ def test_visibility_is_checked() -> None:
 
 
 def _digest(name: str) -> str:
+    """A digest of every detection, floats rounded to 1e-6 (embeddings to 1e-5): numpy's
+    vectorised kernels differ between CPUs in the last bits, a changed detector does not."""
+    def r(x: float) -> float:
+        return round(float(x), 6) + 0.0  # + 0.0: -0.0 and 0.0 digest alike
+
     h = hashlib.sha256()
     for f in build(name).frames:
         for d, src in zip(f.detections, f.sources, strict=True):
-            h.update(repr((f.index, d.label, d.confidence, d.center, d.size, d.track_id,
-                           src)).encode())
+            h.update(repr((f.index, d.label, r(d.confidence), tuple(map(r, d.center)),
+                           tuple(map(r, d.size)), d.track_id, src)).encode())
             if d.feature is not None:
-                h.update(np.asarray(d.feature).tobytes())
+                h.update((np.round(np.asarray(d.feature, np.float64), 5) + 0.0).tobytes())
     return h.hexdigest()[:16]
 
 
-@pytest.mark.parametrize(("name", "digest"), [("close_clutter", "e0485048b9f11e10"),
-                                              ("thin_removals", "3cfd51cd6952ad7e")])
-def test_the_centre_detector_reproduces_the_first_detections_bit_for_bit(
-        name: str, digest: str) -> None:
-    """The digests of every detection (label, confidence, box, track id, embedding, source)
-    as the first detector drew them, before ``"rays"`` existed."""
+@pytest.mark.parametrize(("name", "digest"), [("close_clutter", "f2df035d452e430a"),
+                                              ("thin_removals", "c2a42a3e31c08125")])
+def test_the_centre_detector_reproduces_the_first_detections(name: str, digest: str) -> None:
+    """Every detection (label, confidence, box, track id, embedding, source) as the first
+    detector drew them, before ``"rays"`` existed."""
     assert _digest(name) == digest
 
 

@@ -227,9 +227,9 @@ def test_a_failure_partway_through_any_verb_changes_nothing(
 
 def _write_rows(conn: Any, scope: str, records: Any, delta: Any) -> None:
     from locimem.store.sqlite.codec import record_rows as _record_rows
-    from locimem.store.sqlite.store import _write
+    from locimem.store.sqlite.rows import write_rows
 
-    _write(conn, scope, _record_rows(scope, records), delta)
+    write_rows(conn, scope, _record_rows(scope, records), delta)
 
 
 def test_a_failure_inside_decide_leaves_the_loss_queue_whole(

@@ -47,16 +47,11 @@ from locimem.store.sqlite import checkpointer as _checkpointer
 from locimem.store.sqlite.codec import (
     COMMIT_COLUMNS,
     EVENT_COLUMNS,
-    INSERT_COMMIT,
-    INSERT_EVENT,
-    INSERT_OBSERVATION,
     MAX_ID,
     OBJECT_COLUMNS,
     OBSERVATION_COLUMNS,
-    UPDATE_MISSED,
     UPSERT_OBJECT,
     encode_checkpoint,
-    encode_json,
     object_row,
     objects_from_rows,
     observation_from_row,
@@ -64,6 +59,7 @@ from locimem.store.sqlite.codec import (
     replay_order,
 )
 from locimem.store.sqlite.open_check import check_on_open, check_open_mode, corrupt
+from locimem.store.sqlite.rows import KEYS, write_rows
 from locimem.store.sqlite.schema import (
     FORMAT,
     MIGRATIONS,
@@ -360,7 +356,7 @@ class SQLiteStore(SqlReads):
         """Append one commit's records and write the state they changed, atomically."""
         rows = record_rows(scope, records)
         with self.atomic() as conn:
-            _write(conn, scope, rows, delta)
+            write_rows(conn, scope, rows, delta)
 
     def compact(self, scope: str, *, checkpoint_commit: int, checkpoint_t: float,
                 state: dict[str, Any], delete_seqs: Sequence[int],
@@ -375,7 +371,7 @@ class SQLiteStore(SqlReads):
                 "VALUES (?, ?, ?, ?)", (scope, checkpoint_commit, checkpoint_t, blob))
             conn.executemany("DELETE FROM observations WHERE seq = ? AND scope = ?",
                              [(seq, scope) for seq in delete_seqs])
-            _write(conn, scope, rows, RowChanges())
+            write_rows(conn, scope, rows, RowChanges())
 
     def size_bytes(self) -> int:
         """The file's bytes and its write-ahead log's (0 for ``:memory:``)."""
@@ -425,7 +421,7 @@ class SQLiteStore(SqlReads):
     def rows(self, table: str, scope: str, columns: Sequence[str]
              ) -> Iterator[tuple[Any, ...]]:
         """The rows of ``table`` in ``scope`` (``columns``), as stored, by key."""
-        key = _KEYS.get(table)
+        key = KEYS.get(table)
         if key is None:
             raise InvalidInput(f"unknown table {table!r}")
         yield from self.conn.execute(
@@ -547,13 +543,6 @@ class SQLiteStore(SqlReads):
         return _distinct_scopes(self.conn, "commits")
 
 
-_KEYS = {"commits": "id", "observations": "seq", "events": "seq", "objects": "id",
-         "tombstones": "id", "rejection_keys": "key", "scene": "scope",
-         "checkpoints": "commit_id", "prior_map": "id", "deltas": "id",
-         "keyframes": "object_id"}
-
-
-
 def _distinct_scopes(conn: sqlite3.Connection, table: str) -> list[str]:
     """The distinct scopes of ``table`` (``commits`` or ``events``, each indexed by scope
     first), in order: one index probe a scope (a skip scan), not a walk over every row."""
@@ -588,58 +577,3 @@ def log_queries(conn: sqlite3.Connection, scope: str, after_commit: int = 0,
         (f"SELECT {EVENT_COLUMNS} FROM events WHERE +scope = ? "
          f"AND {commit} > ? AND {commit} <= ? ORDER BY seq", bound),
     ]
-
-
-def _write(conn: sqlite3.Connection, scope: str, rows: tuple[list, list, list],
-           delta: RowChanges) -> None:
-    """Insert record rows and apply a state delta, inside the caller's transaction."""
-    commits, observations, events = rows
-    conn.executemany(INSERT_COMMIT, commits)
-    if observations:
-        conn.executemany(INSERT_OBSERVATION, observations)
-    if events:
-        conn.executemany(INSERT_EVENT, events)
-    if delta.objects:
-        conn.executemany(UPSERT_OBJECT, [object_row(scope, o) for o in delta.objects])
-    if delta.missed:
-        conn.executemany(UPDATE_MISSED, [(o.n_missed, o.absence_s, o.id) for o in delta.missed])
-    if delta.removed_objects:
-        conn.executemany("DELETE FROM objects WHERE id = ?",
-                         [(i,) for i in delta.removed_objects])
-    if delta.tombstones:
-        conn.executemany(
-            "INSERT OR REPLACE INTO tombstones (id, scope, forgotten_at, data) VALUES (?, ?, ?, ?)",
-            [(i, scope, tomb.forgotten_at, encode_json(tomb.to_dict()))
-             for i, tomb in delta.tombstones.items()],
-        )
-    if delta.removed_tombstones:
-        conn.executemany("DELETE FROM tombstones WHERE id = ?",
-                         [(i,) for i in delta.removed_tombstones])
-    if delta.rooms is not None:
-        conn.execute("INSERT OR REPLACE INTO scene (scope, rooms) VALUES (?, ?)",
-                     (scope, encode_json(delta.rooms)))
-    for oid, entry in delta.prior.items():
-        if entry is None:
-            conn.execute("DELETE FROM prior_map WHERE scope = ? AND id = ?", (scope, oid))
-        else:
-            conn.execute("INSERT OR REPLACE INTO prior_map (scope, id, data) VALUES (?, ?, ?)",
-                         (scope, oid, encode_json(entry)))
-    if delta.deltas:
-        conn.executemany(
-            "INSERT OR REPLACE INTO deltas (scope, id, object_id, status, data) "
-            "VALUES (?, ?, ?, ?, ?)",
-            [(scope, did, d["object"], d["status"], encode_json(d))
-             for did, d in delta.deltas.items()])
-    if delta.keyframes:
-        conn.executemany(
-            "INSERT OR REPLACE INTO keyframes (scope, object_id, data) VALUES (?, ?, ?)",
-            [(scope, oid, encode_json(kept)) for oid, kept in delta.keyframes.items()])
-    if delta.rejections:
-        conn.executemany(
-            "INSERT OR REPLACE INTO rejection_keys (scope, key, reason, count, first_seq, "
-            "last_seq, last_t) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(scope, key, r.reason, r.count, r.first_seq, r.last_seq, r.last_t)
-             for key, r in delta.rejections.items()],
-        )
-
-

@@ -16,7 +16,7 @@ from typing import Any
 from locimem.errors import InvalidInput, LocimemError
 from locimem.ingest.bagcheck import seconds_text
 from locimem.ingest.feed import IngestError
-from locimem.tracker.decide import OPTICAL_HINT
+from locimem.tracker.frame_check import OPTICAL_HINT
 
 __all__ = [
     "CAMERA_INFO_TYPE", "DETECTIONS_2D_TYPE", "DETECTIONS_3D_TYPE", "DETECTIONS_TYPES",

@@ -20,10 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
-import numpy as np
-
 from locimem.config import TrackerConfig
-from locimem.geometry import to_camera_frame
 from locimem.model import (
     Camera,
     Commit,
@@ -48,6 +45,7 @@ from locimem.tracker.belief import (
 )
 from locimem.tracker.crowd import crowd_rejections
 from locimem.tracker.duplicates import merges, neighbours, relocate
+from locimem.tracker.frame_check import frame_warnings
 from locimem.tracker.places import PlaceCheck, doubted
 from locimem.tracker.relocate import relocations
 from locimem.tracker.state import MemoryState
@@ -374,31 +372,7 @@ def _decision(scan: _Scan) -> Decision:
     final = tuple(merged.get(a, a) if a is not None else None for a in assignments) \
         if merged else tuple(assignments)
     return Decision(out.records, final, scan.rejected,
-                    _frame_warnings(scan.camera, scan.detections))
-
-
-def _frame_warnings(camera: Camera | None, detections: Sequence[Detection]) -> tuple[str, ...]:
-    """A warning when most of a scan's detections (at least three) lie outside the view its
-    camera claims — behind it or outside its fields of view, whatever the range: the
-    camera's pose or frame is wrong (an optical-frame quaternion given as a body one is the
-    usual cause), and absence evidence from it would be wrong too."""
-    n = len(detections)
-    if camera is None or n < 3:
-        return ()
-    body = to_camera_frame(camera, [d.center for d in detections])
-    x, y, z = body[:, 0], body[:, 1], body[:, 2]
-    tan_h = math.tan(math.radians(camera.fov_deg) / 2) * 1.1
-    tan_v = math.tan(math.radians(camera.vfov_deg) / 2) * 1.1
-    outside = n - int(np.count_nonzero((x > 0) & (np.abs(y) <= tan_h * x)
-                                       & (np.abs(z) <= tan_v * x)))
-    if 2 * outside <= n:
-        return ()
-    return (f"{outside} of {n} detections lie outside the camera's field of view: check the "
-            f"camera pose and its frame ({OPTICAL_HINT})",)
-
-
-OPTICAL_HINT = "Camera(frame='optical') for a ROS optical-frame quaternion"
-"""The fix the field-of-view warning names, in Python terms (a front end words its own)."""
+                    frame_warnings(scan.camera, scan.detections))
 
 
 def _sighting(out: RecordWriter, config: TrackerConfig, obj: ObjectState,

@@ -21,6 +21,7 @@ from locimem.store.sqlite.codec import (
     encode_json,
     object_row,
     observation_from_row,
+    state_rows,
 )
 
 __all__ = ["KEYS", "OBJ", "UPSERT_OBJECT", "object_from_pg", "observation_from_pg",
@@ -83,13 +84,13 @@ def write_rows(conn: psycopg.Connection[Any], scope: str, commits: list, observa
         if delta.removed_objects:
             cur.execute("DELETE FROM objects WHERE scope = %s AND id = ANY(%s)",
                         (scope, list(delta.removed_objects)))
-        if delta.tombstones:
+        side = state_rows(scope, delta)
+        if side["tombstones"]:
             cur.executemany(
-                "INSERT INTO tombstones (scope, id, forgotten_at, data) "
+                "INSERT INTO tombstones (id, scope, forgotten_at, data) "
                 "VALUES (%s, %s, %s, %s) ON CONFLICT (scope, id) DO UPDATE SET "
                 "forgotten_at = excluded.forgotten_at, data = excluded.data",
-                [(scope, i, tomb.forgotten_at, encode_json(tomb.to_dict()))
-                 for i, tomb in delta.tombstones.items()])
+                side["tombstones"])
         if delta.removed_tombstones:
             cur.execute("DELETE FROM tombstones WHERE scope = %s AND id = ANY(%s)",
                         (scope, list(delta.removed_tombstones)))
@@ -107,29 +108,24 @@ def write_rows(conn: psycopg.Connection[Any], scope: str, commits: list, observa
             cur.executemany("INSERT INTO prior_map (scope, id, data) VALUES (%s, %s, %s) "
                             "ON CONFLICT (scope, id) DO UPDATE SET data = excluded.data",
                             kept)
-        if delta.deltas:
+        if side["deltas"]:
             cur.executemany(
                 "INSERT INTO deltas (scope, id, object_id, status, data) VALUES "
                 "(%s, %s, %s, %s, %s) ON CONFLICT (scope, id) DO UPDATE SET "
                 "object_id = excluded.object_id, status = excluded.status, "
-                "data = excluded.data",
-                [(scope, did, d["object"], d["status"], encode_json(d))
-                 for did, d in delta.deltas.items()])
-        if delta.keyframes:
+                "data = excluded.data", side["deltas"])
+        if side["keyframes"]:
             cur.executemany(
                 "INSERT INTO keyframes (scope, object_id, data) VALUES (%s, %s, %s) "
                 "ON CONFLICT (scope, object_id) DO UPDATE SET data = excluded.data",
-                [(scope, oid, encode_json(kept)) for oid, kept in delta.keyframes.items()])
-        if delta.rejections:
+                side["keyframes"])
+        if side["rejection_keys"]:
             cur.executemany(
                 "INSERT INTO rejection_keys (scope, key, reason, count, first_seq, "
                 "last_seq, last_t) VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT "
                 "(scope, key) DO UPDATE SET reason = excluded.reason, count = "
                 "excluded.count, first_seq = excluded.first_seq, last_seq = "
-                "excluded.last_seq, last_t = excluded.last_t",
-                [(scope, key, r.reason, r.count, r.first_seq, r.last_seq, r.last_t)
-                 for key, r in delta.rejections.items()])
-
+                "excluded.last_seq, last_t = excluded.last_t", side["rejection_keys"])
 
 def set_meta(conn: psycopg.Connection[Any], key: str, value: str) -> None:
     """Set one ``meta`` entry."""

@@ -29,6 +29,7 @@ from locimem.model import (
     Observation,
     Record,
 )
+from locimem.model.rows import RowChanges
 
 __all__ = [
     "COMMIT_COLUMNS", "EVENT_COLUMNS", "INSERT_COMMIT", "INSERT_EVENT", "INSERT_OBSERVATION",
@@ -36,7 +37,7 @@ __all__ = [
     "decode_checkpoint", "encode_checkpoint", "encode_json", "encode_json_ordered",
     "event_from_row", "events_from_rows", "object_from_row", "object_row", "objects_from_rows",
     "observation_from_row",
-    "observation_row", "record_rows",
+    "observation_row", "record_rows", "state_rows",
 ]
 
 MAX_ID = 2**62
@@ -241,6 +242,20 @@ def replay_order(commit_rows: Iterable[Sequence[Any]],
             c = next(commits, None)
         else:
             return
+
+
+def state_rows(scope: str, delta: RowChanges) -> dict[str, list[tuple[Any, ...]]]:
+    """The parameter rows of a commit's kept state beside its objects, by table, in each
+    table's column order — both backends write these, each with its own upsert."""
+    return {
+        "tombstones": [(i, scope, tomb.forgotten_at, encode_json(tomb.to_dict()))
+                       for i, tomb in delta.tombstones.items()],
+        "deltas": [(scope, did, d["object"], d["status"], encode_json(d))
+                   for did, d in delta.deltas.items()],
+        "keyframes": [(scope, oid, encode_json(kept)) for oid, kept in delta.keyframes.items()],
+        "rejection_keys": [(scope, key, r.reason, r.count, r.first_seq, r.last_seq, r.last_t)
+                           for key, r in delta.rejections.items()],
+    }
 
 
 # -- object states ---------------------------------------------------------------------------

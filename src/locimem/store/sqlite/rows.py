@@ -14,6 +14,7 @@ from locimem.store.sqlite.codec import (
     UPSERT_OBJECT,
     encode_json,
     object_row,
+    state_rows,
 )
 
 __all__ = ["KEYS", "write_rows"]
@@ -41,12 +42,11 @@ def write_rows(conn: sqlite3.Connection, scope: str, rows: tuple[list, list, lis
     if delta.removed_objects:
         conn.executemany("DELETE FROM objects WHERE id = ?",
                          [(i,) for i in delta.removed_objects])
-    if delta.tombstones:
+    side = state_rows(scope, delta)
+    if side["tombstones"]:
         conn.executemany(
             "INSERT OR REPLACE INTO tombstones (id, scope, forgotten_at, data) VALUES (?, ?, ?, ?)",
-            [(i, scope, tomb.forgotten_at, encode_json(tomb.to_dict()))
-             for i, tomb in delta.tombstones.items()],
-        )
+            side["tombstones"])
     if delta.removed_tombstones:
         conn.executemany("DELETE FROM tombstones WHERE id = ?",
                          [(i,) for i in delta.removed_tombstones])
@@ -59,22 +59,15 @@ def write_rows(conn: sqlite3.Connection, scope: str, rows: tuple[list, list, lis
         else:
             conn.execute("INSERT OR REPLACE INTO prior_map (scope, id, data) VALUES (?, ?, ?)",
                          (scope, oid, encode_json(entry)))
-    if delta.deltas:
+    if side["deltas"]:
         conn.executemany(
             "INSERT OR REPLACE INTO deltas (scope, id, object_id, status, data) "
-            "VALUES (?, ?, ?, ?, ?)",
-            [(scope, did, d["object"], d["status"], encode_json(d))
-             for did, d in delta.deltas.items()])
-    if delta.keyframes:
+            "VALUES (?, ?, ?, ?, ?)", side["deltas"])
+    if side["keyframes"]:
         conn.executemany(
             "INSERT OR REPLACE INTO keyframes (scope, object_id, data) VALUES (?, ?, ?)",
-            [(scope, oid, encode_json(kept)) for oid, kept in delta.keyframes.items()])
-    if delta.rejections:
+            side["keyframes"])
+    if side["rejection_keys"]:
         conn.executemany(
             "INSERT OR REPLACE INTO rejection_keys (scope, key, reason, count, first_seq, "
-            "last_seq, last_t) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(scope, key, r.reason, r.count, r.first_seq, r.last_seq, r.last_t)
-             for key, r in delta.rejections.items()],
-        )
-
-
+            "last_seq, last_t) VALUES (?, ?, ?, ?, ?, ?, ?)", side["rejection_keys"])

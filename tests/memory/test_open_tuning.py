@@ -54,7 +54,8 @@ def test_a_writable_open_warms_and_a_read_only_one_does_not(tmp_path: Path) -> N
                           ({"read_only": True, "warm": True}, True)):
         with ObjectMemory.open(path, **kwargs) as mem:
             state = mem._live._state
-            assert (not state.indexes_pending, state.scene.built) == (built, built), kwargs
+            grid = state.scene.built and state.scene.relations._grid_built is not None
+            assert (not state.indexes_pending, state.scene.built, grid) == (built,) * 3, kwargs
 
 
 _FREEZE = textwrap.dedent("""
@@ -68,20 +69,23 @@ _FREEZE = textwrap.dedent("""
                                    for i in range(s, min(n, s + 500))])
     gc.collect()
     assert gc.get_freeze_count() == 0
+    from locimem.gcpause import _REFREEZE
     with ObjectMemory.open(sys.argv[3], freeze_gc=freeze):
-        print(n >= FREEZE_ABOVE, gc.get_freeze_count() > 0)
+        print(n >= FREEZE_ABOVE, gc.get_freeze_count() > 0, _REFREEZE in gc.callbacks)
+    print(_REFREEZE in gc.callbacks)  # closed: the hook is gone
 """)
 
 
 @pytest.mark.parametrize("n, freeze, printed", [
-    (6000, True, "True True"), (6000, False, "True False"), (300, True, "False False")])
+    (6000, True, "True True True"), (6000, False, "True False False"),
+    (300, True, "False False False")])
 def test_a_large_state_is_frozen_out_of_the_collectors_walks(tmp_path: Path, n: int,
                                                              freeze: bool, printed: str) -> None:
     # in a process of its own: gc.freeze() holds for the whole process
     out = subprocess.run([sys.executable, "-c", _FREEZE, str(n), "1" if freeze else "0",
                           str(tmp_path / "m.loci")], capture_output=True, text=True,
                          check=True, timeout=300)
-    assert out.stdout.split("\n")[-2] == printed
+    assert out.stdout.splitlines()[-2:] == [printed, "False"]
 
 
 _SOLVER = textwrap.dedent("""

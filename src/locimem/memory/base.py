@@ -24,6 +24,7 @@ from locimem.check import (
 )
 from locimem.config import TrackerConfig
 from locimem.errors import ConnectionLost, IntegrityError, InvalidInput, ReadOnly
+from locimem.gcpause import keep_frozen, release_frozen
 from locimem.index.vectors import VectorIndex
 from locimem.language.encoder import Encoder
 from locimem.model import (
@@ -87,10 +88,21 @@ class LiveMemory(MemoryReader):
         self._own_now: dict[str, float] = {}
         self._in_turn = False
         self._stale = False  # a lost connection left the state to reload
+        self._gc_frozen = False  # keep_gc_frozen was called: close releases it
         self._state = self._load_state(from_log=False)
+
+    def keep_gc_frozen(self) -> None:
+        """Keep the process's full collections freezing their survivors while this memory
+        is open (:func:`locimem.gcpause.keep_frozen`; ``open(freeze_gc=True)`` calls it)."""
+        if not self._gc_frozen:
+            keep_frozen()
+            self._gc_frozen = True
 
     def close(self) -> None:
         """Close the store and release the writer lock. Safe to call twice."""
+        if self._gc_frozen:
+            release_frozen()
+            self._gc_frozen = False
         if self._store is not None:
             self._store.close()
             self._store = None
@@ -105,12 +117,12 @@ class LiveMemory(MemoryReader):
 
     def warm(self) -> None:
         """Build now what the first scan or ``find`` would build on first need: the state's
-        indexes, the relation index, the assignment solver's import and, with an encoder, the
-        index ``find`` searches (its label embeddings: the encoder's first call is made here
-        too)."""
+        indexes, the relation index and its candidate grid, the assignment solver's import
+        and, with an encoder, the index ``find`` searches (its label embeddings: the
+        encoder's first call is made here too)."""
         state = self._state
         state.ensure_indexes()
-        state.scene.ensure_built()
+        state.scene.warm()
         import_solver()  # the modules a scan may need
         if self._encoder is not None:
             self.semantic_index()

@@ -184,9 +184,13 @@ class ObjectMemory:
                 everything the process holds into the garbage collector's permanent
                 generation (``gc.freeze()``), so its full collections no longer walk the
                 state: at 100,000 objects each took 0.2-0.3 s, a stalled scan every few
-                seconds. Process-wide; cyclic garbage made of objects alive at that moment
-                is then never collected (a process that opens and closes many large
-                memories should pass False).
+                seconds. While the memory is open, each full collection also freezes what
+                it left alive, and everything is walked again once the frozen heap has
+                doubled (:func:`locimem.gcpause.keep_frozen`): the scans' replaced boxes and
+                frames no longer age into ever longer full collections. Process-wide;
+                cyclic garbage among frozen objects waits for that doubling, and after the
+                memory closes is never collected (a process that opens and closes many
+                large memories should pass False).
 
         Raises:
             StoreLocked: another process has the store open for writing.
@@ -227,6 +231,7 @@ class ObjectMemory:
                 live.warm()
             if freeze_gc and len(live._state.objects) >= FREEZE_ABOVE:
                 gc.freeze()
+                live.keep_gc_frozen()
             return cls(live)
         except LocimemError:
             store.close()

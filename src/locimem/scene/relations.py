@@ -142,6 +142,10 @@ class RelationIndex:
         index._grid_built = None
         return index
 
+    def ensure_grid(self) -> None:
+        """Build the candidate grid now (:meth:`built` leaves it to the first update)."""
+        self._grid  # noqa: B018 - the property builds it
+
     @property
     def _grid(self) -> BoxGrid[int]:
         """The candidate grid over every box but rooms' (built on first use after

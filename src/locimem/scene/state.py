@@ -69,6 +69,13 @@ class SceneState:
         with gc_paused():  # it makes objects by the thousand and frees none (as on open)
             self._relations = _built(objects, self._relations.config)
 
+    def warm(self) -> None:
+        """Build the index and the grid its updates search (:meth:`ensure_built` leaves the
+        grid to the first update): what a writable memory's open builds before the scans."""
+        self.ensure_built()
+        with gc_paused():
+            self._relations.ensure_grid()
+
     def place(self, obj: ObjectState) -> None:
         """(Re)index an object at its settled box."""
         if self.deferred:

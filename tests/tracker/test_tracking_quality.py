@@ -397,6 +397,41 @@ def test_an_identity_seen_alternately_in_two_places_splits() -> None:
         assert mem.snapshot() == mem.rebuild_from_log().snapshot()
 
 
+CHAIR = LABEL_SIZES["chair"]
+
+
+@pytest.mark.parametrize("offset, box, splits", [
+    # the visible side of a chair half hidden: a shrunk box, shifted, 60 % inside its own
+    (0.21, (0.45, 0.15, 0.9), False),
+    # a second chair pushed against it (its box a fifth inside the first's): two chairs
+    (0.36, CHAIR, True),
+    # a second chair beside it: a whole box of its own
+    (0.46, CHAIR, True),
+])
+def test_held_sightings_inside_an_objects_box_are_views_of_it(
+        offset: float, box: tuple, splits: bool) -> None:
+    """A chair seen whole six times, then alternately whole and as a second cluster of held
+    sightings more than the tight radius from its centre (its place in view, not empty):
+    the cluster splits off as a new identity — unless, under the chair's label, its box lies
+    mostly inside the chair's, as the visible part of a partly hidden chair does."""
+    a, b_ = (2.0, 0.0, 0.45), (2.0, offset, 0.45)
+    with ObjectMemory.open() as mem:
+        for k in range(6):
+            mem.observe(float(k), [Detection("chair", 0.9, a, CHAIR)], _camera_on(a, (a, CHAIR)))
+        events = []
+        for k in range(6, 16):
+            seen = Detection("chair", 0.9, b_ if k % 2 == 0 else a,
+                             box if k % 2 == 0 else CHAIR)
+            result = mem.observe(float(k), [seen], _camera_on(a, (a, CHAIR), (b_, box)))
+            events += list(result.events)
+        kinds = [(e.kind, e.object_id) for e in events]
+        assert ((EventKind.SPLIT, 1) in kinds) is splits
+        assert [o.id for o in mem.tracked()] == ([1, 2] if splits else [1])
+        assert not [e for e in events if e.kind is EventKind.MOVED]
+        assert math.dist(mem.get(1).center, a) < 0.02
+        assert mem.snapshot() == mem.rebuild_from_log().snapshot()
+
+
 # -- replay ------------------------------------------------------------------------------------
 def test_camera_scans_replay_to_the_same_memory_and_decisions(tmp_path: Path) -> None:
     """A simulated morning with cameras, moves, a removal and a restart: the live state, a

@@ -530,11 +530,31 @@ def _weight(config: TrackerConfig, t: float, i: int, det: Detection, obj: Object
         return (ema if near else 1.0), False
     if len(cluster) + 1 < config.move_confirm_after:
         return 0.0, False
-    # also seen at its place meanwhile, and the two clusters far apart: two things
+    # also seen at its place meanwhile, and the two clusters far apart: two things — unless
+    # they are its own partial views (held, as any suspect sighting)
     if obj.n_detections > min(h[9] for h in cluster) and math.dist(
             _held_mean(cluster, 1), obj.center) > tight:
-        return 0.0, True
+        return 0.0, not _partial_views(cluster, obj)
     return 1.0, False
+
+
+PARTIAL_INSIDE = 0.4
+"""The share of held sightings' mean box inside an object's box from which they are views of
+part of it (a chair half hidden by the table, its box shrunk and shifted to the visible
+side), not a second thing beside it: two solid things do not share that much of their
+volume. (Sightings held on an object beyond the tight radius were matched under its label
+or by perception's track id, so their labels say nothing more.)"""
+
+
+def _partial_views(cluster: list[Held], obj: ObjectState) -> bool:
+    """The held sightings' mean box lies mostly (``PARTIAL_INSIDE``) within the object's."""
+    center, size = _held_mean(cluster, 1), _held_mean(cluster, 4)
+    inside = 1.0
+    for k in range(3):
+        lo = max(center[k] - size[k] / 2, obj.center[k] - obj.size[k] / 2)
+        hi = min(center[k] + size[k] / 2, obj.center[k] + obj.size[k] / 2)
+        inside *= max(0.0, hi - lo) / size[k] if size[k] > 0 else 0.0
+    return inside >= PARTIAL_INSIDE
 
 
 def _held_mean(cluster: list[Held], first: int) -> list[float]:

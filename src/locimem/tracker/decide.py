@@ -547,7 +547,7 @@ or by perception's track id, so their labels say nothing more.)"""
 
 
 def _partial_views(cluster: list[Held], obj: ObjectState) -> bool:
-    """The held sightings' mean box lies mostly (``PARTIAL_INSIDE``) within the object's."""
+    """At least ``PARTIAL_INSIDE`` of the held sightings' mean box lies within the object's."""
     center, size = _held_mean(cluster, 1), _held_mean(cluster, 4)
     inside = 1.0
     for k in range(3):

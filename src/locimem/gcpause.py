@@ -82,11 +82,13 @@ _REFREEZE = _Refreeze()
 
 
 def keep_frozen() -> None:
-    """From now until the matching :func:`release_frozen`, end every full collection by
-    freezing its survivors, and walk everything again each time the frozen heap has doubled
-    (see the module). Calls nest: the hook stays while any holds."""
+    """Freeze what the process holds now (``gc.freeze()``) and, until the matching
+    :func:`release_frozen`, end every full collection by freezing its survivors, walking
+    everything again each time the frozen heap has doubled (see the module). Calls nest:
+    the hook stays while any holds."""
     hook = _REFREEZE
     with hook.lock:
+        gc.freeze()
         if hook.keepers == 0:
             hook.walk_all_at = 2 * max(gc.get_freeze_count(), SETTLE_YOUNG)
             hook.walking_all = False

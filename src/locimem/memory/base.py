@@ -92,8 +92,9 @@ class LiveMemory(MemoryReader):
         self._state = self._load_state(from_log=False)
 
     def keep_gc_frozen(self) -> None:
-        """Keep the process's full collections freezing their survivors while this memory
-        is open (:func:`locimem.gcpause.keep_frozen`; ``open(freeze_gc=True)`` calls it)."""
+        """Freeze what the process holds, and keep its full collections freezing their
+        survivors while this memory is open (:func:`locimem.gcpause.keep_frozen`;
+        ``open(freeze_gc=True)`` calls it)."""
         if not self._gc_frozen:
             keep_frozen()
             self._gc_frozen = True

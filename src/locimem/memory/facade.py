@@ -18,7 +18,6 @@ maps, benchmarks) reach the reader under a memory with :func:`reader_of`.
 
 from __future__ import annotations
 
-import gc
 import os
 import sqlite3
 import time
@@ -230,7 +229,6 @@ class ObjectMemory:
             if warm if warm is not None else not store.read_only:
                 live.warm()
             if freeze_gc and len(live._state.objects) >= FREEZE_ABOVE:
-                gc.freeze()
                 live.keep_gc_frozen()
             return cls(live)
         except LocimemError:

@@ -127,6 +127,7 @@ def write_rows(conn: psycopg.Connection[Any], scope: str, commits: list, observa
                 "excluded.count, first_seq = excluded.first_seq, last_seq = "
                 "excluded.last_seq, last_t = excluded.last_t", side["rejection_keys"])
 
+
 def set_meta(conn: psycopg.Connection[Any], key: str, value: str) -> None:
     """Set one ``meta`` entry."""
     conn.execute("INSERT INTO meta (key, value) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE "

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from locimem.store.base import RowChanges
+from locimem.model.rows import RowChanges
 from locimem.store.sqlite.codec import (
     INSERT_COMMIT,
     INSERT_EVENT,
